@@ -9,7 +9,12 @@ errors. Each imports only from below it (the contracts in pyproject.toml).
 
 from __future__ import annotations
 
+import time
+
 __version__ = "0.1.0"
 PROJECT_NAME = "focused-crawler"
+# When this process started, by time.monotonic's clock, as near as its own code can tell: a command (and
+# any process of a crawl) imports this package first, a few hundredths of a second after its start.
+PROCESS_STARTED = time.monotonic()
 
-__all__ = ["PROJECT_NAME", "__version__"]
+__all__ = ["PROCESS_STARTED", "PROJECT_NAME", "__version__"]

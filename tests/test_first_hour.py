@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -826,9 +827,13 @@ def test_a_page_whose_regex_searches_ran_out_of_time_is_named_in_the_warning(
     assert re.fullmatch(r"1 search skipped|([2-9]|\d\d+) searches skipped", spent[0][len(prefix) :]), spent
 
 
-def test_what_a_worker_did_names_the_articles_it_updated_and_the_kinds_of_its_errors() -> None:
+def test_what_a_worker_did_names_the_articles_it_updated_and_the_kinds_of_its_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from crawler.worker import process
     from crawler.worker.process import _what_it_did
 
+    monkeypatch.setattr(process, "PROCESS_STARTED", time.monotonic() - 61.4, raising=False)
     stats = {
         "elapsed_time_seconds": 61.4,
         "finish_reason": "finished",
@@ -844,6 +849,19 @@ def test_what_a_worker_did_names_the_articles_it_updated_and_the_kinds_of_its_er
     assert _what_it_did(stats) == (
         "The worker ran 61 s (finished): fetched 3 pages, stored 1 article, updated 2 stored before,"
         " errors 3 (http: 2, no rule: 1)"
+    )
+
+
+def test_a_worker_says_it_ran_as_long_as_its_process_not_its_spider(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "The worker ran 4 s" of a process that ran about 8 s: Scrapy's elapsed time starts as the spider
+    # opens, after the imports and Redis's start, and ends as it closes, before the stop.
+    from crawler.worker import process
+    from crawler.worker.process import _what_it_did
+
+    monkeypatch.setattr(process, "PROCESS_STARTED", time.monotonic() - 8.2, raising=False)
+    stats = {"elapsed_time_seconds": 4.1, "finish_reason": "shutdown", "crawl/pages/a": 3, "acked/stored": 2}
+    assert (
+        _what_it_did(stats) == "The worker ran 8 s (shutdown): fetched 3 pages, stored 2 articles, errors 0"
     )
 
 
