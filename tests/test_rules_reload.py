@@ -20,6 +20,7 @@ from crawlsite import RULE, sites_spider
 from scrapy import Request
 from scrapy.core.downloader import Slot
 
+from crawler.commandline import suggest
 from crawler.discover.frontier import Entry, Frontier, slot_of
 from crawler.redisio.connection import hash_of
 from crawler.rules import RuleFiles, load_rules, rules_stamp
@@ -143,7 +144,8 @@ def test_an_edit_that_breaks_one_of_many_rule_files_keeps_its_rule_and_names_it(
         "Rule files changed while running have errors, their sites keep the rule read before: site03"
         f" ({tmp_path / 'rules' / 'site03.yaml'}: artcle: "
     ), said
-    fix = "mend the files (`crawler rules check`): each is read again as it is saved"
+    # suggest(): the command as this process was given its folders (another test's CLI run may have set them).
+    fix = f"mend the files (`{suggest('rules check')}`): each is read again as it is saved"
     assert said[0].endswith(f"); {fix}"), said
     parsed.clear()
     looked_again(spider, "site04")
