@@ -14,7 +14,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -1659,6 +1660,24 @@ holder.execute("ROLLBACK")
 """
 
 
+@contextmanager
+def _write_locked(path: Path) -> Iterator[subprocess.Popen[str]]:
+    """_HOLDER holding the write lock of the file at path, until the block ends."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert holder.stdout.readline() == "held\n"
+            yield holder
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+
+
 def test_a_store_locked_names_the_file_its_holder_and_since_when_on_this_machine_or_another(
     rules: Path, redis_client: redis.Redis, redis_server: str, tmp_path: Path
 ) -> None:
@@ -1699,52 +1718,41 @@ def test_a_store_locked_names_the_file_its_holder_and_since_when_on_this_machine
     with SqliteStore(tmp_path, busy_timeout=0.1) as store:
         store.write([article("/a/first")])
         [path] = (tmp_path / "articles").glob("*.sqlite")
-        with subprocess.Popen(
-            [sys.executable, "-c", _HOLDER, str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        ) as holder:
-            assert holder.stdin is not None and holder.stdout is not None
-            try:
-                assert holder.stdout.readline() == "held\n"
-                for _ in range(2):
-                    with pytest.raises(LockedWeekError):
-                        _write_found(store, [article("/a/second")], noted, locks)
-                    counters.inc_value("store/unavailable/demo-citynews")
-                    counters.inc_value("store/locked/demo-citynews")
-                counters.flush()
-                [note] = redis_client.hvals(keys.store_locks)
-                first = json.loads(note)
-                assert first["holder"] == holder.pid and first["since"] < first["seen"], first
-                since = datetime.fromtimestamp(first["since"] / 1000, UTC).isoformat(timespec="seconds")
-                held = f"{path} found locked since {since.replace('+00:00', 'Z')} ("
-                assert f"no article stored since: {held}" in reason(), reason()
-                assert (
-                    f"), by process {holder.pid}, running: a sqlite3 shell or a script left in a write"
-                    " transaction, or a crawler upgrading the file; end its transaction (COMMIT or ROLLBACK)"
-                    " or the process; each article is tried again until the lock is let go"
-                ) in reason(), reason()
-                # As a worker of another machine noted it.
-                redis_client.hset(
-                    keys.store_locks, "elsewhere", json.dumps({**first, "pid_space": "x", "host": "crawl-2"})
-                )
-                redis_client.hdel(keys.store_locks, *locks)
-                assert (
-                    f"), by process {holder.pid} on crawl-2, the"
-                    " machine of the worker that found it: this status runs on another machine and cannot"
-                    f" tell whether it is stopped; there, `kill -CONT {holder.pid}` lets a stopped one"
-                    " (SIGSTOP, Ctrl-Z) finish, or end its transaction;"
-                ) in reason(), reason()
-                redis_client.hdel(keys.store_locks, "elsewhere")
-                # Its note gone (a write succeeded meanwhile), the lock found again is noted anew.
+        with _write_locked(path) as holder:
+            for _ in range(2):
                 with pytest.raises(LockedWeekError):
-                    _write_found(store, [article("/a/third")], noted, locks)
-                [note] = redis_client.hvals(keys.store_locks)
-                assert json.loads(note)["since"] == json.loads(note)["seen"] > first["seen"], note
-            finally:
-                holder.stdin.close()
-                holder.wait(timeout=30)
+                    _write_found(store, [article("/a/second")], noted, locks)
+                counters.inc_value("store/unavailable/demo-citynews")
+                counters.inc_value("store/locked/demo-citynews")
+            counters.flush()
+            [note] = redis_client.hvals(keys.store_locks)
+            first = json.loads(note)
+            assert first["holder"] == holder.pid and first["since"] < first["seen"], first
+            since = datetime.fromtimestamp(first["since"] / 1000, UTC).isoformat(timespec="seconds")
+            held = f"{path} found locked since {since.replace('+00:00', 'Z')} ("
+            assert f"no article stored since: {held}" in reason(), reason()
+            assert (
+                f"), by process {holder.pid}, running: a sqlite3 shell or a script left in a write"
+                " transaction, or a crawler upgrading the file; end its transaction (COMMIT or ROLLBACK)"
+                " or the process; each article is tried again until the lock is let go"
+            ) in reason(), reason()
+            # As a worker of another machine noted it.
+            redis_client.hset(
+                keys.store_locks, "elsewhere", json.dumps({**first, "pid_space": "x", "host": "crawl-2"})
+            )
+            redis_client.hdel(keys.store_locks, *locks)
+            assert (
+                f"), by process {holder.pid} on crawl-2, the"
+                " machine of the worker that found it: this status runs on another machine and cannot"
+                f" tell whether it is stopped; there, `kill -CONT {holder.pid}` lets a stopped one"
+                " (SIGSTOP, Ctrl-Z) finish, or end its transaction;"
+            ) in reason(), reason()
+            redis_client.hdel(keys.store_locks, "elsewhere")
+            # Its note gone (a write succeeded meanwhile), the lock found again is noted anew.
+            with pytest.raises(LockedWeekError):
+                _write_found(store, [article("/a/third")], noted, locks)
+            [note] = redis_client.hvals(keys.store_locks)
+            assert json.loads(note)["since"] == json.loads(note)["seen"] > first["seen"], note
         [written] = _write_found(store, [article("/a/fourth")], noted, locks)
         assert getattr(written, "outcome", written) == "new"
     assert redis_client.hgetall(keys.store_locks) == {}, "forgotten once a write succeeded"
@@ -1781,28 +1789,17 @@ def test_a_store_lock_keeps_since_when_it_was_found_across_writes_into_other_wee
     with SqliteStore(tmp_path, busy_timeout=0.1) as store:
         store.write([article("/old/first", last_week)])
         [path] = (tmp_path / "articles").glob("*.sqlite")
-        with subprocess.Popen(
-            [sys.executable, "-c", _HOLDER, str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        ) as holder:
-            assert holder.stdin is not None and holder.stdout is not None
-            try:
-                assert holder.stdout.readline() == "held\n"
-                with pytest.raises(LockedWeekError):
-                    _write_found(store, [article("/old/second", last_week)], noted, locks)
-                first = note()
-                [written] = _write_found(store, [article("/new/first", now)], noted, locks)
-                assert isinstance(written, Written) and written.week == week_of(now), written
-                assert note() == first, "kept: the write went into another week's file"
-                with pytest.raises(LockedWeekError):
-                    _write_found(store, [article("/old/third", last_week)], noted, locks)
-                again = note()
-                assert again["since"] == first["since"] < again["seen"], (first, again)
-            finally:
-                holder.stdin.close()
-                holder.wait(timeout=30)
+        with _write_locked(path):
+            with pytest.raises(LockedWeekError):
+                _write_found(store, [article("/old/second", last_week)], noted, locks)
+            first = note()
+            [written] = _write_found(store, [article("/new/first", now)], noted, locks)
+            assert isinstance(written, Written) and written.week == week_of(now), written
+            assert note() == first, "kept: the write went into another week's file"
+            with pytest.raises(LockedWeekError):
+                _write_found(store, [article("/old/third", last_week)], noted, locks)
+            again = note()
+            assert again["since"] == first["since"] < again["seen"], (first, again)
         [written] = _write_found(store, [article("/old/fourth", last_week)], noted, locks)
         assert isinstance(written, Written) and written.week == week_of(last_week), written
     assert redis_client.hgetall(keys.store_locks) == {}, "forgotten once a write into its file succeeded"
