@@ -1529,12 +1529,9 @@ def test_a_store_made_with_a_batch_size_past_any_float_is_refused_in_the_setting
         SqliteStore(tmp_path, batch_size=10**400)
 
 
-def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_repost(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A stored body that is not UTF-8 (a damaged week file) made the write of a new article it was a
-    duplicate candidate of fail ('Could not decode to UTF-8 column 'body''), to be retried then
-    dead-lettered; it is read with the bytes it cannot decode as U+FFFD, and a warning names the file."""
+def _stored_body_not_utf8(tmp_path: Path) -> Path:
+    """The week file of http://news.test/old (body FLOOD), its stored body damaged by a byte that is not
+    UTF-8 at its end; its path."""
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/old", "2026-11-19T10:00:00Z", body=FLOOD))
         path = store.path("2026w47")
@@ -1543,6 +1540,16 @@ def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_rep
             "UPDATE articles SET body = CAST(CAST(body AS BLOB) || X'ff' AS TEXT) WHERE url = 'http://news.test/old'"
         )
     damage.close()
+    return path
+
+
+def test_a_near_duplicate_of_a_stored_body_that_is_not_utf8_is_stored_as_its_repost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stored body that is not UTF-8 (a damaged week file) made the write of a new article it was a
+    duplicate candidate of fail ('Could not decode to UTF-8 column 'body''), to be retried then
+    dead-lettered; it is read with the bytes it cannot decode as U+FFFD, and a warning names the file."""
+    path = _stored_body_not_utf8(tmp_path)
     with SqliteStore(tmp_path) as store:
         written = store.upsert(article("http://news.test/new", "2026-11-20T10:00:00Z", body=FLOOD_REPOST))
         assert (written.outcome, written.original) == ("repost", "http://news.test/old")
@@ -1558,14 +1565,7 @@ def test_a_week_that_holds_text_that_is_not_utf8_is_warned_of_once_not_at_each_r
     read that met it: each new article of the week whose near-duplicate candidate it is (a worker storing a
     flood of reposts of it: 20 lines for 20 articles here). It is warned of once a file for the life of the
     store: the damage lasts."""
-    with SqliteStore(tmp_path) as store:
-        store.upsert(article("http://news.test/old", "2026-11-19T10:00:00Z", body=FLOOD))
-        path = store.path("2026w47")
-    with sqlite3.connect(path) as damage:
-        damage.execute(
-            "UPDATE articles SET body = CAST(CAST(body AS BLOB) || X'ff' AS TEXT) WHERE url = 'http://news.test/old'"
-        )
-    damage.close()
+    path = _stored_body_not_utf8(tmp_path)
     with SqliteStore(tmp_path) as store:
         for number in range(20):
             written = store.upsert(
