@@ -13,6 +13,7 @@ import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import lxml.html
@@ -184,6 +185,16 @@ def fake_sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteServer]
 def _drafted(site: Site, url: str, *more: str) -> tuple[int, str, str]:
     done = site.crawler("rules", "new", site.name, url, "--allow-private", *more)
     return done.returncode, done.stdout, done.stderr
+
+
+def _drafted_from_feed(site: Site, feed: str) -> tuple[dict[str, Any], str]:
+    """The rule `rules new` drafted for site from the URL of a feed, checked to read that feed; and the
+    command's stdout."""
+    code, stdout, stderr = _drafted(site, feed)
+    assert code == 0, stderr
+    document = yaml.safe_load((site.rules / f"{site.name}.yaml").read_text(encoding="utf-8"))
+    assert document["feeds"] == [feed]
+    return document, stdout
 
 
 @pytest.mark.parametrize(
@@ -843,10 +854,7 @@ def test_a_feed_drafts_a_rule_reading_it_and_a_page_that_has_only_a_feed_names_i
     ) in stderr
     assert not (site.rules / "fed.yaml").exists()
 
-    code, stdout, stderr = _drafted(site, feed)
-    assert code == 0, stderr
-    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
-    assert document["feeds"] == [feed]
+    document, stdout = _drafted_from_feed(site, feed)
     assert "start_urls" not in document
     assert document["index"]["links"]["allow"] == [r"^https?://[^/]+/en/\d{4}/\d{1,2}/\d{1,2}/[^/]+\.html$"]
     assert "next_page" not in document["index"]
@@ -868,10 +876,7 @@ def test_a_feed_whose_links_show_no_article_shape_drafts_a_rule_reading_every_en
     filter, are named in a comment, not read."""
     site = Site(fake_sites, tmp_path, name="fed")
     feed = fake_sites.url("/feed?to=/a/1,/a/2,/a/3")
-    code, stdout, stderr = _drafted(site, feed)
-    assert code == 0, stderr
-    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
-    assert document["feeds"] == [feed]
+    document, stdout = _drafted_from_feed(site, feed)
     assert "index" not in document
     assert "start_urls" not in document
     assert "sitemaps" not in document
@@ -956,10 +961,7 @@ def test_a_gzipped_feed_drafts_a_rule_reading_it_that_the_crawl_reads(
     Content-Encoding that left the plain feed under the gzip type is a feed too."""
     site = Site(fake_sites, tmp_path, name="fed")
     feed = fake_sites.url(f"/feed.xml.gz?to=/a/1,/a/2,/a/3{query}")
-    code, stdout, stderr = _drafted(site, feed)
-    assert code == 0, stderr
-    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
-    assert document["feeds"] == [feed]
+    _, stdout = _drafted_from_feed(site, feed)
     assert "article links  every entry of the feed (no index)\n" in stdout
     crawl = site.temp()
     assert crawl.returncode == 0, crawl.stderr[-3000:]
@@ -978,10 +980,7 @@ def test_a_feed_served_as_another_type_drafts_a_rule_reading_it(
     drafted from as a feed."""
     site = Site(fake_sites, tmp_path, name="fed")
     feed = fake_sites.url(f"{FEED_OF_EN}&served={served}")
-    code, stdout, stderr = _drafted(site, feed)
-    assert code == 0, stderr
-    document = yaml.safe_load((site.rules / "fed.yaml").read_text(encoding="utf-8"))
-    assert document["feeds"] == [feed]
+    _, stdout = _drafted_from_feed(site, feed)
     assert "4 of the feed's 4 links to 127.0.0.1, e.g." in stdout
 
 
