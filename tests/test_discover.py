@@ -16,7 +16,8 @@ import subprocess
 import sys
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -579,12 +580,27 @@ def test_a_worker_behind_the_trimmed_log_reloads_the_whole_model(redis_client: A
     assert behind.model.weights == pytest.approx(ahead.model.weights), "the entries trimmed away are not lost"
 
 
-def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any, redis_server: str) -> None:
-    keys = Keys("crawler")
+@contextmanager
+def _relayed_model(redis_server: str) -> Iterator[tuple[SharedModel, LossyRelay]]:
+    """Worker "w"'s model, loaded through a LossyRelay to the Redis of redis_server, and the relay."""
     with LossyRelay(redis_server.removeprefix("unix://")) as relay:
         client = connect(relay.url)
-        away = SharedModel(client, keys, "energy", "w")
-        away.load()
+        try:
+            model = SharedModel(client, Keys("crawler"), "energy", "w")
+            model.load()
+            yield model, relay
+        finally:
+            client.close()
+
+
+def _loaded_by_another_worker(redis_client: Any) -> SharedModel:
+    other = SharedModel(redis_client, Keys("crawler"), "energy", "other")
+    other.load()
+    return other
+
+
+def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any, redis_server: str) -> None:
+    with _relayed_model(redis_server) as (away, relay):
         away.model.learn([7], 1.0)
         learnt = away.model.weights[7]
         relay.cut()
@@ -592,9 +608,7 @@ def test_a_sync_that_redis_refuses_keeps_what_was_learnt(redis_client: Any, redi
             away.sync()
         relay.cut(False)
         away.sync()
-        client.close()
-    other = SharedModel(redis_client, keys, "energy", "other")
-    other.load()
+    other = _loaded_by_another_worker(redis_client)
     assert other.model.weights == {7: pytest.approx(learnt)}, "shared at the next sync"
 
 
@@ -603,11 +617,7 @@ def test_a_share_whose_reply_was_lost_is_added_once(redis_client: Any, redis_ser
     and kept the changes, shared again at the next sync, and the model's sum counted that worker's steps
     twice. Each share is numbered, sent again with its number, and Redis adds a number once
     (crawler.redisio.once)."""
-    keys = Keys("crawler")
-    with LossyRelay(redis_server.removeprefix("unix://")) as relay:
-        client = connect(relay.url)
-        worker = SharedModel(client, keys, "energy", "w")
-        worker.load()
+    with _relayed_model(redis_server) as (worker, relay):
         worker.model.learn([6], 1.0)
         worker.sync()  # Redis knows the share's script: the replies lost are of shares it ran
         for feature in (7, 8):
@@ -618,9 +628,7 @@ def test_a_share_whose_reply_was_lost_is_added_once(redis_client: Any, redis_ser
         worker.model.learn([9], 1.0)
         worker.sync()
         lost = relay.lost
-        client.close()
-    other = SharedModel(redis_client, keys, "energy", "other")
-    other.load()
+    other = _loaded_by_another_worker(redis_client)
     assert lost == 2
     assert other.model.weights == pytest.approx(worker.model.weights), "each step added once"
 
