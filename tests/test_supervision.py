@@ -159,13 +159,14 @@ def reloading_worker(setup: Setup, seconds: float, *settings: str) -> Iterator[l
         output.append(log.read_text(encoding="utf-8"))
 
 
-def crawled(setup: Setup, rule: Rule, urls: list[str]) -> None:
-    """``urls`` of ``rule`` queued as a job, which has none pending within 60 s."""
+def crawled(setup: Setup, rule: Rule, urls: list[str]) -> str:
+    """``urls`` of ``rule`` queued as a job, which has none pending within 60 s; the job's id."""
     job = enqueue_job(setup.server, KEYS, [rule], article_urls=urls)
     deadline = time.monotonic() + 60
     while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
         assert time.monotonic() < deadline, "a job did not finish"
         time.sleep(0.1)
+    return job
 
 
 # The queue's scripts write times with 14 significant digits (Lua's tostring): 0.1 ms at today's epoch.
@@ -888,11 +889,7 @@ def test_the_requests_of_a_site_whose_rule_file_is_removed_are_said_once_not_in_
         crawled(setup, rule, listed[:1])
         path.unlink()
         time.sleep(0.5)  # the rule is taken away once the folder has not changed for RULES_RELOAD_SECONDS
-        job = enqueue_job(setup.server, KEYS, [rule], article_urls=unruled)
-        deadline = time.monotonic() + 60
-        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
-            assert time.monotonic() < deadline, "the job did not finish"
-            time.sleep(0.1)
+        job = crawled(setup, rule, unruled)
         path.write_text(text, encoding="utf-8")
         crawled(setup, rule, listed[1:2])
     output = stderr[0]
@@ -940,11 +937,7 @@ def test_the_requests_of_a_site_whose_rule_file_a_worker_cannot_read_are_said_on
     unread = [f"{setup.farm.origin}/broken/a/{k}.html" for k in range(1000, 1100)]
     tries = ("RULES_UNREADABLE_RETRY_SECONDS=0.05", "RULES_UNREADABLE_MAX_ATTEMPTS=2")
     with reloading_worker(setup, 0.2, *tries) as stderr:
-        job = enqueue_job(setup.server, KEYS, [rule], article_urls=unread)
-        deadline = time.monotonic() + 60
-        while int(setup.server.hget(KEYS.job(job), "pending") or 0) > 0:
-            assert time.monotonic() < deadline, "the job did not finish"
-            time.sleep(0.1)
+        job = crawled(setup, rule, unread)
         path.write_text(text, encoding="utf-8")
         crawled(setup, rule, listed[:1])
     output = stderr[0]
