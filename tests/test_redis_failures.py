@@ -2436,6 +2436,20 @@ def _scheduler_on(
     return crawler, scheduler, client
 
 
+@contextmanager
+def _scheduler_of_embedded_redis(
+    tmp_path: Path, **settings: Any
+) -> Iterator[tuple[EmbeddedRedis, Any, Any, redis.Redis]]:
+    """An embedded Redis under tmp_path and _scheduler_on's crawler, scheduler and client of it, made with
+    ``settings``; the client closed at the end, before the Redis stops."""
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        crawler, scheduler, client = _scheduler_on(tmp_path, server, **settings)
+        try:
+            yield server, crawler, scheduler, client
+        finally:
+            client.close()
+
+
 def _worker_of_a_user(tmp_path: Path, server: EmbeddedRedis) -> tuple[Any, redis.Redis, Callable[[], None]]:
     """A worker's scheduler whose Redis user is ``worker`` (every right, until the test takes some), a client
     of ``server`` with every right, and one idle turn of the worker: its heartbeat, its leases tended, a
@@ -2479,17 +2493,13 @@ def test_one_expired_lease_put_back_is_logged_in_the_singular(
     any number: "1 expired lease went back to the queue", not "1 expired leases"."""
     from crawler.redisio.queue import LeasedQueue
 
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            # A lease whose deadline has passed as it is taken: the killed worker's.
-            killed = LeasedQueue(client, Keys("crawler"), lease_seconds=-1)
-            assert killed.push(b'{"url": "http://127.0.0.1/a"}', priority=0, site="news", job="j1")
-            assert killed.pop().member is not None
-            with caplog.at_level(logging.WARNING):
-                scheduler.tend_leases()
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        # A lease whose deadline has passed as it is taken: the killed worker's.
+        killed = LeasedQueue(client, Keys("crawler"), lease_seconds=-1)
+        assert killed.push(b'{"url": "http://127.0.0.1/a"}', priority=0, site="news", job="j1")
+        assert killed.pop().member is not None
+        with caplog.at_level(logging.WARNING):
+            scheduler.tend_leases()
     said = [record.getMessage() for record in caplog.records if "expired" in record.getMessage()]
     assert said == ["1 expired lease went back to the queue"], said
 
@@ -3755,17 +3765,13 @@ def test_pages_acknowledged_while_redis_is_away_are_acknowledged_once_it_is_back
     with it (its append-only file): each page was fetched again once its lease expired (36 to 67 pages a
     Redis kill in bench/chaos.py --articles 2000). They are sent again once Redis answers."""
     keys = Keys("crawler")
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            leased = _articles_leased(scheduler, client, 3)
-            _acked_while_killed(server, scheduler, leased, emptied=False)
-            scheduler.tend_leases()
-            expired = scheduler.queue.requeue_expired(now=time.time() + 3600)
-            again = scheduler.next_request()
-            job = client.hgetall(keys.job("j1"))
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (server, crawler, scheduler, client):
+        leased = _articles_leased(scheduler, client, 3)
+        _acked_while_killed(server, scheduler, leased, emptied=False)
+        scheduler.tend_leases()
+        expired = scheduler.queue.requeue_expired(now=time.time() + 3600)
+        again = scheduler.next_request()
+        job = client.hgetall(keys.job("j1"))
     assert expired == 0 and again is None, "acknowledged once Redis was back: not fetched again"
     assert job[b"stored"] == b"3" and job[b"fetched"] == b"3" and job[b"pending"] == b"0", job
     assert crawler.stats is not None and crawler.stats.get_value("acked/stored") == 3
@@ -3778,19 +3784,15 @@ def test_pages_acknowledged_while_redis_refuses_writes_are_acknowledged_once_it_
     read-only replica or a failed disk, MISCONF, refuse them) fails each acknowledgement's script at its
     first write: they are kept as for a Redis away, and sent again at the first renewal it takes."""
     keys = Keys("crawler")
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            leased = _articles_leased(scheduler, client, 2)
-            client.config_set("min-replicas-to-write", "1")
-            for request in leased:
-                scheduler.ack(request, fetched=1, stored=1)
-            refused = client.zcard(keys.leases)
-            client.config_set("min-replicas-to-write", "0")
-            scheduler.tend_leases()
-            job = client.hgetall(keys.job("j1"))
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, crawler, scheduler, client):
+        leased = _articles_leased(scheduler, client, 2)
+        client.config_set("min-replicas-to-write", "1")
+        for request in leased:
+            scheduler.ack(request, fetched=1, stored=1)
+        refused = client.zcard(keys.leases)
+        client.config_set("min-replicas-to-write", "0")
+        scheduler.tend_leases()
+        job = client.hgetall(keys.job("j1"))
     assert refused == 2, "both refused"
     assert job[b"stored"] == b"2" and job[b"pending"] == b"0", job
     assert crawler.stats is not None and crawler.stats.get_value("acked/stored") == 2
@@ -3800,16 +3802,12 @@ def test_acknowledgements_kept_for_a_redis_that_comes_back_empty_write_nothing(t
     """Redis started again without its data holds none of the leases: the acknowledgements sent again
     find none, write nothing (the loss is said by the data marker, crawler.redisio.since, as before), and
     are not kept any longer."""
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            leased = _articles_leased(scheduler, client, 3)
-            _acked_while_killed(server, scheduler, leased, emptied=True)
-            scheduler.tend_leases()
-            written = client.dbsize()
-            scheduler.tend_leases()
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (server, crawler, scheduler, client):
+        leased = _articles_leased(scheduler, client, 3)
+        _acked_while_killed(server, scheduler, leased, emptied=True)
+        scheduler.tend_leases()
+        written = client.dbsize()
+        scheduler.tend_leases()
     assert written == 0, "nothing written"
     assert crawler.stats is not None and crawler.stats.get_value("lease/ack_after_expiry") == 3, "sent once"
     assert crawler.stats.get_value("acked/stored") is None
@@ -3854,19 +3852,15 @@ def test_an_acknowledgement_of_a_lease_another_worker_took_since_leaves_that_lea
     from crawler.redisio.queue import LeasedQueue
 
     keys = Keys("crawler")
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            (request,) = _articles_leased(scheduler, client, 1)
-            lease = request.meta["lease"]
-            assert scheduler.queue.release_holders({scheduler.worker}) == {scheduler.worker: 1}, "for dead"
-            other = LeasedQueue(client, keys).pop_many((), 1, worker="other")[0].member
-            scheduler.ack(request, fetched=1, stored=1)
-            held = client.zscore(keys.leases, lease)
-            holder = client.hget(keys.lease_holders, lease)
-            job = client.hgetall(keys.job("j1"))
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, crawler, scheduler, client):
+        (request,) = _articles_leased(scheduler, client, 1)
+        lease = request.meta["lease"]
+        assert scheduler.queue.release_holders({scheduler.worker}) == {scheduler.worker: 1}, "for dead"
+        other = LeasedQueue(client, keys).pop_many((), 1, worker="other")[0].member
+        scheduler.ack(request, fetched=1, stored=1)
+        held = client.zscore(keys.leases, lease)
+        holder = client.hget(keys.lease_holders, lease)
+        job = client.hgetall(keys.job("j1"))
     assert other == lease
     assert held is not None and holder == b"other", "the other worker's lease, its own still"
     assert job.get(b"stored") is None and job[b"pending"] == b"1", job
@@ -3922,14 +3916,10 @@ def test_an_again_redirect_whose_handoff_failed_goes_on_when_its_article_is_fetc
     error; or the worker dying between the two) left the target in the set, so the article, fetched again
     once its lease expired, was skipped ('it redirects to ..., seen already') and the target never fetched
     in the job. The set takes it in the handoff's own call."""
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            source, target = "http://127.0.0.1/r/moved", "http://127.0.0.1/a/moved"
-            leased = _again_article_leased(scheduler, source)
-            handed, taken = _redirect_again_after_a_failed_handoff(scheduler, client, leased, target)
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        source, target = "http://127.0.0.1/r/moved", "http://127.0.0.1/a/moved"
+        leased = _again_article_leased(scheduler, source)
+        handed, taken = _redirect_again_after_a_failed_handoff(scheduler, client, leased, target)
     assert handed, "the redirect handed on"
     assert taken is not None and taken.url == target
 
@@ -3969,17 +3959,13 @@ def test_a_lost_leases_redirect_after_its_again_jobs_end_leaves_no_set_behind(tm
     from crawler.requests import WrittenOff, end_again, write_off_lost
 
     keys = Keys("crawler")
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            leased = _again_article_leased(scheduler, "http://127.0.0.1/r/lost")
-            client.zrem(keys.leases, leased.meta["lease"])  # lost (Redis restarted from an older snapshot)
-            assert write_off_lost(client, keys, "news") == WrittenOff(site=1, jobs=0)
-            end_again(client, keys, "j1")
-            handed = scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/lost"))
-            left = client.exists(keys.again("j1"))
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        leased = _again_article_leased(scheduler, "http://127.0.0.1/r/lost")
+        client.zrem(keys.leases, leased.meta["lease"])  # lost (Redis restarted from an older snapshot)
+        assert write_off_lost(client, keys, "news") == WrittenOff(site=1, jobs=0)
+        end_again(client, keys, "j1")
+        handed = scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/lost"))
+        left = client.exists(keys.again("j1"))
     assert not handed
     assert left == 0, "the job's set made again after its end"
 
@@ -3988,17 +3974,13 @@ def test_an_again_redirect_handed_on_renews_the_time_to_live_of_its_jobs_set(tmp
     """The job's set of a job that fetches seen URLs again lives SCHEDULE_TEMP_AGAIN_SECONDS after its last
     URL added (a crashed crawl resumed within them fetches each page once still), a redirect's too."""
     keys = Keys("crawler")
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            leased = _again_article_leased(scheduler, "http://127.0.0.1/r/renewed")
-            client.sadd(keys.again("j1"), b"an article link queued earlier")
-            client.expire(keys.again("j1"), 60)
-            assert scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/renewed"))
-            ttl = client.ttl(keys.again("j1"))
-            held = client.scard(keys.again("j1"))
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, crawler, scheduler, client):
+        leased = _again_article_leased(scheduler, "http://127.0.0.1/r/renewed")
+        client.sadd(keys.again("j1"), b"an article link queued earlier")
+        client.expire(keys.again("j1"), 60)
+        assert scheduler.enqueue_request(_redirected(leased, "http://127.0.0.1/a/renewed"))
+        ttl = client.ttl(keys.again("j1"))
+        held = client.scard(keys.again("j1"))
     assert held == 2
     assert ttl > 60, ttl
     assert ttl <= crawler.settings.getint("SCHEDULE_TEMP_AGAIN_SECONDS"), ttl
@@ -4110,22 +4092,16 @@ def test_a_stopping_worker_ends_its_wake_listener_at_once_not_when_its_blpop_end
     it for that poll: the reactor held up to SCHEDULER_IDLE_POLL_SECONDS at each stop, and past Redis's
     socket timeout (30 s) with a longer poll. close() now pushes a wake to the list, which ends the wait at
     once. (The 10 s bound tells a stop that waited for the socket timeout from one that did not.)"""
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            scheduler.poll_seconds = 3600.0
-            scheduler._listener = threading.Thread(target=scheduler._listen, daemon=True)
-            scheduler._listener.start()
-            wait_until(
-                lambda: any(c.get("cmd") == "blpop" for c in client.client_list()), "the listener's BLPOP"
-            )
-            closer = threading.Thread(target=scheduler.close, args=("finished",), daemon=True)
-            closer.start()
-            closer.join(10)
-            assert not closer.is_alive(), "close() waited for the listener's BLPOP to time out"
-            assert not scheduler._listener.is_alive()
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        scheduler.poll_seconds = 3600.0
+        scheduler._listener = threading.Thread(target=scheduler._listen, daemon=True)
+        scheduler._listener.start()
+        wait_until(lambda: any(c.get("cmd") == "blpop" for c in client.client_list()), "the listener's BLPOP")
+        closer = threading.Thread(target=scheduler.close, args=("finished",), daemon=True)
+        closer.start()
+        closer.join(10)
+        assert not closer.is_alive(), "close() waited for the listener's BLPOP to time out"
+        assert not scheduler._listener.is_alive()
 
 
 def test_a_wake_listener_polling_longer_than_the_socket_timeout_keeps_listening_and_is_woken(
@@ -4196,24 +4172,20 @@ def test_a_stopping_worker_is_offered_no_site_it_will_not_take(tmp_path: Path) -
     crawler:hungry."""
     from crawler.redisio.queue import LeasedQueue
 
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            other = LeasedQueue(client, Keys("crawler"))
-            other.configure("news", delay=0.0, concurrency=1)
-            for number in range(3):
-                member = json.dumps({"url": f"http://127.0.0.1/{number}"}).encode()
-                assert other.push(member, priority=0, site="news", job="j1")
-            first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
-            assert first is not None
-            mine = scheduler.queue.pop_many(count=1, worker=scheduler.worker, may_hunger=True)
-            assert mine[0].member is None, "news is at its concurrency: the worker is hungry"
-            assert client.zscore(Keys("crawler").hungry, scheduler.worker) is not None
-            scheduler.close("finished")
-            taken = other.pop_many([first], 1, worker="other", may_hunger=True)
-            assert taken[0].site == "news", "the slot freed was offered to the worker that stopped"
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        other = LeasedQueue(client, Keys("crawler"))
+        other.configure("news", delay=0.0, concurrency=1)
+        for number in range(3):
+            member = json.dumps({"url": f"http://127.0.0.1/{number}"}).encode()
+            assert other.push(member, priority=0, site="news", job="j1")
+        first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
+        assert first is not None
+        mine = scheduler.queue.pop_many(count=1, worker=scheduler.worker, may_hunger=True)
+        assert mine[0].member is None, "news is at its concurrency: the worker is hungry"
+        assert client.zscore(Keys("crawler").hungry, scheduler.worker) is not None
+        scheduler.close("finished")
+        taken = other.pop_many([first], 1, worker="other", may_hunger=True)
+        assert taken[0].site == "news", "the slot freed was offered to the worker that stopped"
 
 
 def _leased_by_far_worker(client: redis.Redis, keys: Keys) -> Any:
@@ -4237,23 +4209,19 @@ def test_a_worker_that_just_started_takes_no_silent_worker_for_dead_before_three
     counted as having had it for ever (no call failed yet): started just after Redis came back, its first
     look returned to the queue the leases of a live worker whose beats had stopped with Redis, to be
     fetched twice. It now counts from its start."""
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            keys = Keys("crawler")
-            queue = _leased_by_far_worker(client, keys)
-            silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0}
-            now = time.time()
-            client.hset(
-                keys.workers, "far:4:aaaaaa", json.dumps({**silent, "started": now - 100, "seen": now - 20})
-            )
-            scheduler.release_dead()
-            assert queue.leased() == 1, "silent 20 s, but this worker has had Redis for less than 15 s"
-            scheduler._started -= 16
-            scheduler.release_dead()
-            assert queue.leased() == 0, "this worker had Redis for three of its beats: the silent one is dead"
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        keys = Keys("crawler")
+        queue = _leased_by_far_worker(client, keys)
+        silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0}
+        now = time.time()
+        client.hset(
+            keys.workers, "far:4:aaaaaa", json.dumps({**silent, "started": now - 100, "seen": now - 20})
+        )
+        scheduler.release_dead()
+        assert queue.leased() == 1, "silent 20 s, but this worker has had Redis for less than 15 s"
+        scheduler._started -= 16
+        scheduler.release_dead()
+        assert queue.leased() == 0, "this worker had Redis for three of its beats: the silent one is dead"
 
 
 def test_a_heartbeat_that_cannot_be_read_stops_no_workers_look_for_dead_workers(tmp_path: Path) -> None:
@@ -4261,23 +4229,35 @@ def test_a_heartbeat_that_cannot_be_read_stops_no_workers_look_for_dead_workers(
     of release_dead (UnicodeDecodeError, OverflowError), a LoopingCall that stops when it raises: no dead
     worker's leases went back to the queue before they expired. Such an entry is nobody's death, and the
     dead worker beside it is still found."""
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            keys = Keys("crawler")
-            queue = _leased_by_far_worker(client, keys)
-            now = time.time()
-            silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0, "seen": now - 20}
-            huge = {**silent, "every": 10**400}
-            client.hset(
-                keys.workers,
-                mapping={"far:4:aaaaaa": json.dumps(silent), "odd:1": b"\xff{", "odd:2": json.dumps(huge)},
-            )
-            scheduler._started -= 16
-            scheduler.release_dead()
-            assert queue.leased() == 0, "the silent worker is dead, its lease back in the queue"
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        keys = Keys("crawler")
+        queue = _leased_by_far_worker(client, keys)
+        now = time.time()
+        silent = {"host": "far", "pid": 4, "pid_space": "another machine", "every": 5.0, "seen": now - 20}
+        huge = {**silent, "every": 10**400}
+        client.hset(
+            keys.workers,
+            mapping={"far:4:aaaaaa": json.dumps(silent), "odd:1": b"\xff{", "odd:2": json.dumps(huge)},
+        )
+        scheduler._started -= 16
+        scheduler.release_dead()
+        assert queue.leased() == 0, "the silent worker is dead, its lease back in the queue"
+
+
+def _news_at_its_concurrency_by_another_worker(scheduler: Any, client: redis.Redis) -> tuple[Any, str]:
+    """Another worker's queue of site news (concurrency 1, three requests queued) and the request it leased,
+    which holds news's one slot: ``scheduler`` pops nothing."""
+    from crawler.redisio.queue import LeasedQueue
+
+    other = LeasedQueue(client, Keys("crawler"))
+    other.configure("news", delay=0.0, concurrency=1)
+    for number in range(3):
+        member = json.dumps({"url": f"http://127.0.0.1/{number}", "meta": {"site": "news"}}).encode()
+        assert other.push(member, priority=0, site="news", job="j1")
+    first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
+    assert first is not None
+    assert scheduler.next_request() is None, "news is at its concurrency"
+    return other, first
 
 
 def test_a_worker_with_no_wake_listener_is_never_hungry(tmp_path: Path) -> None:
@@ -4285,25 +4265,12 @@ def test_a_worker_with_no_wake_listener_is_never_hungry(tmp_path: Path) -> None:
     only when its engine asks, on its own downloads' ends or Scrapy's 5 s heartbeat; its pops that took
     nothing made it hungry all the same, so every slot another worker freed was offered to it and passed
     over OFFER_SECONDS by them, for a worker no wake reaches. Only a worker that listens is made hungry."""
-    from crawler.redisio.queue import LeasedQueue
-
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server)
-        try:
-            scheduler.poll_seconds = 0.0
-            other = LeasedQueue(client, Keys("crawler"))
-            other.configure("news", delay=0.0, concurrency=1)
-            for number in range(3):
-                member = json.dumps({"url": f"http://127.0.0.1/{number}", "meta": {"site": "news"}}).encode()
-                assert other.push(member, priority=0, site="news", job="j1")
-            first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
-            assert first is not None
-            assert scheduler.next_request() is None, "news is at its concurrency"
-            assert client.zscore(Keys("crawler").hungry, scheduler.worker) is None
-            taken = other.pop_many([first], 1, worker="other", may_hunger=True)
-            assert taken[0].site == "news", "the slot freed is no one's to wait for"
-        finally:
-            client.close()
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, _crawler, scheduler, client):
+        scheduler.poll_seconds = 0.0
+        other, first = _news_at_its_concurrency_by_another_worker(scheduler, client)
+        assert client.zscore(Keys("crawler").hungry, scheduler.worker) is None
+        taken = other.pop_many([first], 1, worker="other", may_hunger=True)
+        assert taken[0].site == "news", "the slot freed is no one's to wait for"
 
 
 def test_a_hungry_worker_polling_every_2_s_stays_hungry_between_its_pops(tmp_path: Path) -> None:
@@ -4311,28 +4278,16 @@ def test_a_hungry_worker_polling_every_2_s_stays_hungry_between_its_pops(tmp_pat
     hunger lasted a constant second, so with a 2 s poll it lapsed for half of each poll, and the slots other
     workers freed meanwhile were theirs again. It now lasts two polls, and the wake a freed slot pushes to it
     lasts as long."""
-    from crawler.redisio.queue import LeasedQueue
-
-    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
-        _crawler, scheduler, client = _scheduler_on(tmp_path, server, SCHEDULER_IDLE_POLL_SECONDS=2.0)
-        try:
-            keys = Keys("crawler")
-            scheduler._listener = threading.Thread(target=lambda: None)
-            other = LeasedQueue(client, keys)
-            other.configure("news", delay=0.0, concurrency=1)
-            for number in range(3):
-                member = json.dumps({"url": f"http://127.0.0.1/{number}", "meta": {"site": "news"}}).encode()
-                assert other.push(member, priority=0, site="news", job="j1")
-            first = other.pop_many(count=1, worker="other", may_hunger=True)[0].member
-            assert first is not None
-            assert scheduler.next_request() is None, "news is at its concurrency"
-            popped = time.time()
-            until = client.zscore(keys.hungry, scheduler.worker)
-            assert until is not None and until > popped + 2.0, "hungry past its next poll"
-            assert other.pop_many([first], 1, worker="other", may_hunger=True)[0].member is None, "offered"
-            assert client.pttl(keys.wake_of(scheduler.worker)) > 2000, "its wake lasts while it is hungry"
-        finally:
-            client.close()
+    keys = Keys("crawler")
+    polling = _scheduler_of_embedded_redis(tmp_path, SCHEDULER_IDLE_POLL_SECONDS=2.0)
+    with polling as (_server, _crawler, scheduler, client):
+        scheduler._listener = threading.Thread(target=lambda: None)
+        other, first = _news_at_its_concurrency_by_another_worker(scheduler, client)
+        popped = time.time()
+        until = client.zscore(keys.hungry, scheduler.worker)
+        assert until is not None and until > popped + 2.0, "hungry past its next poll"
+        assert other.pop_many([first], 1, worker="other", may_hunger=True)[0].member is None, "offered"
+        assert client.pttl(keys.wake_of(scheduler.worker)) > 2000, "its wake lasts while it is hungry"
 
 
 def test_a_page_whose_next_page_redis_refused_to_queue_is_fetched_again(tmp_path: Path) -> None:
