@@ -27,11 +27,11 @@ each fault's expected re-fetches are the fetches it broke, read from the queue a
 - a worker killed: the pages of its leases served before its kill (the worker is stopped with SIGSTOP,
   its leases read, then killed: nothing it holds ends meanwhile), each fetched again once its lease
   expires or its death is seen;
-- Redis killed: the pages of every lease read just before the kill that were served before Redis was
-  back: their acknowledgements fail while Redis is away and are not sent again, so their leases expire.
-  And the leases read again once it is back that it did not hold when killed, whose pages were served
-  before the kill: a write Redis had answered but not yet written to its append-only file
-  (``appendfsync everysec``) is lost with it, and an acknowledgement so lost brings its lease back;
+- Redis killed: the leases read again once it is back that it did not hold when killed, whose pages were
+  served before the kill: a write Redis had answered but not yet written to its append-only file
+  (``appendfsync everysec``) is lost with it, and an acknowledgement so lost brings its lease back. The
+  acknowledgements that fail while Redis is away are kept and sent again once it is back, while their
+  leases last (docs/operations.md, "Redis down"): they break nothing;
 - the site answering 503: none (a 503 stores nothing; the retry takes the lease on);
 - the store locked: the articles whose requests were deferred while it held (the delayed set read every
   DEFERRAL_POLL_SECONDS, a request there with its tries counted in ``crawler:attempts``): the writes that
@@ -39,7 +39,7 @@ each fault's expected re-fetches are the fetches it broke, read from the queue a
   predicted.
 
 Each re-fetch (an article's answer after its first) goes to the fault that broke the fetch before it; a
-fetch broken by two faults (its worker killed, then Redis) counts for the first. A fault's "re-fetched"
+fetch broken by two faults counts for the first. A fault's "re-fetched"
 is its broken fetches fetched again; fewer than expected means work lost and not done again (or an
 acknowledgement that landed after all). A re-fetch whose fetch before was broken by no fault is
 unexplained: counted near the fault during which (or within NEAR_SECONDS of which) that fetch was
@@ -235,14 +235,13 @@ class Fault:
 
     def losses(self) -> list[tuple[int, float]]:
         """Each article whose fetch this fault broke if it was served by then, with that time: a worker's
-        leased pages by its kill; Redis's leased pages by the time it was back (an acknowledgement sent
-        while it was away is lost), and the leases it came back with by its kill (acknowledged before)."""
+        leased pages by its kill; the leases Redis came back with by its kill (acknowledged before, the
+        acknowledgement lost with it). An acknowledgement sent while Redis was away is sent again once it
+        is back, so Redis's leased pages are no loss."""
         if self.kind == "worker":
             return [(number, self.start) for number in self.leased]
         if self.kind == "redis":
-            return [(number, self.end) for number in self.leased] + [
-                (number, self.start) for number in self.came_back
-            ]
+            return [(number, self.start) for number in self.came_back]
         return []
 
 
@@ -444,10 +443,9 @@ def attribute(
     it, and the unexplained ones (the second value; those near a fault are counted in its ``near`` too).
 
     A fetch is broken when its work was lost after the page was served (:meth:`Fault.losses`): the killed
-    worker held its lease, or Redis was killed while its lease was held and it was served before Redis
-    was back, or Redis came back with its lease (its acknowledgement lost with Redis), or its request was
-    seen deferred after it while the store was locked (its article could not be stored). A fetch broken
-    twice (its worker killed, then Redis) counts for the first. Each broken fetch is a re-fetch expected
+    worker held its lease, or Redis came back with its lease (its acknowledgement lost with Redis), or its
+    request was seen deferred after it while the store was locked (its article could not be stored). A
+    fetch broken twice counts for the first. Each broken fetch is a re-fetch expected
     of its fault; it is one of the fault's re-fetches when the article was served again after it. A
     re-fetch whose fetch before was not broken is unexplained: said near the fault during which (or
     within NEAR_SECONDS of which) that fetch was served, or near none."""
