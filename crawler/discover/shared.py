@@ -73,9 +73,8 @@ class SharedModel:
         self.version = ""
         self._since_sync = 0
         self._share = server.register_script(_SHARE)
-        self._shares = Flushes(keys, f"model:{site}")
-        # The share Redis failed (its number, pages, packed changes), sent again as it was before any other.
-        self._unsent: tuple[int, int, bytes] | None = None
+        # Each share: the pages learnt from, the packed changes.
+        self._shares: Flushes[tuple[int, bytes]] = Flushes(keys, f"model:{site}")
 
     def load(self) -> None:
         """This worker's copy from the sum in Redis (see the module docstring)."""
@@ -99,7 +98,7 @@ class SharedModel:
     def flush(self) -> None:
         """:meth:`sync` when this copy learnt from a page since the last one, or has a share Redis failed
         (a crawl that stops)."""
-        if self._since_sync or self._unsent is not None:
+        if self._since_sync or self._shares.waiting:
             self.sync()
 
     def sync(self) -> None:
@@ -109,25 +108,22 @@ class SharedModel:
         shared again, whatever befalls the read of the others' after it."""
         if not self.version:
             self.load()
-        if self._unsent is not None:
-            self._send(self._unsent)
+        self._shares.again(self._send)
         changes = self.model.take_changes()
         pages, self._since_sync = self._since_sync, 0
         if changes:
             blob = b"".join(_CHANGE.pack(f, w, g) for f, (w, g) in changes.items())
-            self._send((self._shares.next(), pages, blob))
+            self._shares.send((pages, blob), self._send)
         self._catch_up()
 
-    def _send(self, share: tuple[int, int, bytes]) -> None:
-        """Add ``share`` (its number, pages, packed changes) to the sum and the log, once; kept to be sent
-        again when Redis fails it (raising ``redis.RedisError``)."""
-        self._unsent = share
-        number, pages, blob = share
+    def _send(self, number: int, share: tuple[int, bytes]) -> None:
+        """Add ``share`` (pages, packed changes), numbered ``number``, to the sum and the log, once. Raises
+        ``redis.RedisError`` when Redis fails it (kept by ``_shares`` to be sent again)."""
+        pages, blob = share
         self._share(
             keys=[self._shares.mark, self.weights_key, self.squares_key, self.log_key],
             args=[number, APPLIED_SECONDS, self.worker, LOG_LENGTH, pages, blob],
         )
-        self._unsent = None
 
     def _catch_up(self) -> None:
         """Add the other workers' entries after this copy's version. When the log's first entry is newer

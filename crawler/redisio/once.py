@@ -7,8 +7,9 @@ numbers its flushes, and each flush is one Lua call that begins with :data:`ONCE
 flush's number is applied only when it is above the writer's last one applied (kept in
 :meth:`crawler.keys.Keys.applied`), which it then becomes, in the same call as the counts, so in the same
 round trip. A writer sends a flush that failed again with its number, before any later one: a number is
-never applied after a higher one. (The crawler's clients retry nothing themselves: redis-py, given a
-connection pool from a URL, makes connections with no retries.)
+never applied after a higher one (:class:`Flushes` keeps it and sends it so). (The crawler's clients
+retry nothing themselves: redis-py, given a connection pool from a URL, makes connections with no
+retries.)
 A refusal (OOM, READONLY, MISCONF, NOPERM) comes at the call's first write, the mark's: nothing of the
 flush was applied, and sending it again applies it.
 """
@@ -16,6 +17,8 @@ flush was applied, and sending it again applies it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from crawler.keys import Keys
 from crawler.redisio.workers import worker_id
@@ -44,14 +47,41 @@ end
 # Numbers the writers of this process apart (a process may run several crawls, each with its writers).
 _writers = itertools.count(1)
 
+Body = TypeVar("Body")
+Reply = TypeVar("Reply")
 
-class Flushes:
-    """The numbered flushes of one writer (``what`` it writes), applied once each (module docstring)."""
+
+class Flushes(Generic[Body]):
+    """The numbered flushes of one writer (``what`` it writes), applied once each (module docstring): each
+    ``Body`` is sent through a ``write(number, body)`` of the writer's, which raises ``redis.RedisError``
+    when Redis fails it; that flush is then kept, and sent again as it was, with its number, by
+    :meth:`again`, which the writer calls before it sends any new one."""
 
     def __init__(self, keys: Keys, what: str) -> None:
         self.mark = keys.applied(f"{what}:{worker_id()}:{next(_writers)}")
         self._numbers = itertools.count(1)
+        self._unsent: tuple[int, Body] | None = None
 
-    def next(self) -> int:
-        """The number of a new flush."""
-        return next(self._numbers)
+    @property
+    def waiting(self) -> bool:
+        """Whether a flush Redis failed waits to be sent again."""
+        return self._unsent is not None
+
+    def again(self, write: Callable[[int, Body], Reply]) -> Reply | None:
+        """Send the flush Redis failed, if one did, as it was: its reply; None when none waits. Kept still
+        when Redis fails it again (``write`` raises)."""
+        if self._unsent is None:
+            return None
+        return self._sent(*self._unsent, write)
+
+    def send(self, body: Body, write: Callable[[int, Body], Reply]) -> Reply:
+        """Send ``body`` as a new flush, under the next number: its reply. Kept when Redis fails it
+        (``write`` raises), to be sent :meth:`again`, which comes first: this one takes the place of a flush
+        kept."""
+        return self._sent(next(self._numbers), body, write)
+
+    def _sent(self, number: int, body: Body, write: Callable[[int, Body], Reply]) -> Reply:
+        self._unsent = number, body
+        reply = write(number, body)
+        self._unsent = None
+        return reply

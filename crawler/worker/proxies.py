@@ -35,7 +35,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
 from weakref import WeakKeyDictionary
 
@@ -109,13 +108,8 @@ return {unwritten, benched}
 """
 )
 
-
-@dataclass(frozen=True, slots=True)
-class _Flush:
-    """The counts of one flush of the proxies' health, under its number (crawler.redisio.once)."""
-
-    number: int
-    counts: list[tuple[tuple[str, str], int]]
+# The counts of one flush of the proxies' health (crawler.redisio.once numbers it).
+_Flush = list[tuple[tuple[str, str], int]]
 
 
 class ProxyPool:
@@ -151,9 +145,7 @@ class ProxyPool:
         self._ask_again: dict[str, float] = {}
         self._loop: task.LoopingCall | None = None
         self._wrong = WrongTypeKeys("Proxy health", "its counts are kept")
-        self._flushes = Flushes(self.keys, "proxies")
-        # The flush Redis failed, sent again with its number before any other.
-        self._unsent: _Flush | None = None
+        self._flushes: Flushes[_Flush] = Flushes(self.keys, "proxies")
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
         """The proxies of ``site``: its rule's, else the shared ones; none when there are neither. A site
@@ -279,44 +271,47 @@ class ProxyPool:
         counts wait for the next turn; a proxy's hash of another type (someone SET it, named once): its
         counts alone wait, the others written are never written twice."""
         proxies = [p.id for p in self.all_proxies()]
-        if self._unsent is not None and (not self._send(self._unsent, proxies) or not self._counts):
-            return
-        counts, self._counts = self._counts, Counter()
-        if counts or proxies:
-            # Number 0, none applied: a flush without counts reads and keeps alone, and writes no mark.
-            self._send(_Flush(self._flushes.next() if counts else 0, list(counts.items())), proxies)
 
-    def _send(self, flush: _Flush, proxies: list[str]) -> bool:
-        """Write ``flush`` and the latencies, keep the ``proxies`` and read their benches; False when Redis
-        failed it (kept to be sent again)."""
+        def write(number: int, counts: _Flush) -> None:
+            self._write(number, counts, proxies)
+
+        try:
+            if self._flushes.waiting:
+                self._flushes.again(write)
+                if not self._counts:
+                    return
+            counts, self._counts = self._counts, Counter()
+            if counts:
+                self._flushes.send(list(counts.items()), write)
+            elif proxies:
+                write(0, [])  # number 0, none applied: reads and keeps alone, and writes no mark
+        except redis.RedisError as exc:
+            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", exc)
+
+    def _write(self, number: int, counts: _Flush, proxies: list[str]) -> None:
+        """Write ``counts`` under their ``number`` and the latencies, keep the ``proxies`` and read their
+        benches. Raises ``redis.RedisError`` when Redis fails it."""
         latencies = list(self.latency.items())
-        of_count = [self.keys.proxy(proxy) for (proxy, _), _ in flush.counts]
+        of_count = [self.keys.proxy(proxy) for (proxy, _), _ in counts]
         of_latency = [self.keys.proxy(proxy) for proxy, _ in latencies]
         of_proxy = [self.keys.proxy(proxy) for proxy in proxies]
         hashes = list(dict.fromkeys([*of_count, *of_latency, *of_proxy]))
         place = {key: index for index, key in enumerate(hashes, 2)}
-        args: list[str | int] = [flush.number, APPLIED_SECONDS, self.keep_seconds, len(flush.counts)]
-        for ((_, what), count), key in zip(flush.counts, of_count, strict=True):
+        args: list[str | int] = [number, APPLIED_SECONDS, self.keep_seconds, len(counts)]
+        for ((_, what), count), key in zip(counts, of_count, strict=True):
             args += (place[key], what, count)
         args.append(len(latencies))
         for (_, latency), key in zip(latencies, of_latency, strict=True):
             args += (place[key], round(latency * 1000))
         args += (place[key] for key in of_proxy)
-        try:
-            unwritten, benched = script(self._server(), _FLUSH)(keys=[self._flushes.mark, *hashes], args=args)
-        except redis.RedisError as exc:
-            self._unsent = flush if flush.counts else None
-            outage_of(self.crawler).failed("write the proxies' health, kept for the next try", exc)
-            return False
-        self._unsent = None
-        failed = [flush.counts[int(place) - 1] for place in unwritten]
+        unwritten, benched = script(self._server(), _FLUSH)(keys=[self._flushes.mark, *hashes], args=args)
+        failed = [counts[int(place) - 1] for place in unwritten]
         self._counts.update(dict(failed))
         self._wrong.say({self.keys.proxy(proxy) for (proxy, _), _ in failed})
-        outage_of(self.crawler).ok(wrote=len(failed) < len(flush.counts) or bool(latencies))
+        outage_of(self.crawler).ok(wrote=len(failed) < len(counts) or bool(latencies))
         for proxy, until in zip(proxies, benched, strict=True):
             if until:
                 self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(decoded(until)))
-        return True
 
 
 _pools: WeakKeyDictionary[Crawler, ProxyPool] = WeakKeyDictionary()

@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from dataclasses import dataclass
 
 import redis
 from scrapy.crawler import Crawler
@@ -111,15 +110,8 @@ return unwritten
 )
 
 Entry = tuple[tuple[str, str, str], int]
-
-
-@dataclass(frozen=True, slots=True)
-class _Flush:
-    """The counts and moments of one flush, under its number (crawler.redisio.once)."""
-
-    number: int
-    counts: list[Entry]
-    moments: list[Entry]
+# The counts and moments of one flush (crawler.redisio.once numbers it).
+_Flush = tuple[list[Entry], list[Entry]]
 
 
 class RedisStatsCollector(MemoryStatsCollector):
@@ -143,9 +135,7 @@ class RedisStatsCollector(MemoryStatsCollector):
         self._lock = threading.Lock()
         self._loop: task.LoopingCall | None = None
         self._wrong = WrongTypeKeys("Site counters", "they are kept")
-        self._flushes = Flushes(self.keys, "stats")
-        # The flush Redis failed, sent again with its number before any other.
-        self._unsent: _Flush | None = None
+        self._flushes: Flushes[_Flush] = Flushes(self.keys, "stats")
 
     def inc_value(self, key: str, count: int = 1, start: int = 0, spider: Spider | None = None) -> None:
         super().inc_value(key, count, start)
@@ -188,41 +178,44 @@ class RedisStatsCollector(MemoryStatsCollector):
             stamps, self._stamps = self._stamps, {}
         if not self._shared:
             return
-        if self._unsent is not None:
-            unwritten = self._send(self._unsent)
-            if unwritten is None:
-                self._keep(list(pending.items()), list(stamps.items()))
-                return
-            counts, moments = unwritten
+        try:
+            resent = self._flushes.again(self._write)
+        except redis.RedisError as exc:
+            self._failed(exc)
+            self._keep(list(pending.items()), list(stamps.items()))
+            return
+        if resent is not None:
+            counts, moments = resent
             pending.update(dict(counts))
             for field, moment in moments:
                 stamps[field] = max(stamps.get(field, 0), moment)
         if not (pending or stamps):
             return
-        unwritten = self._send(_Flush(self._flushes.next(), list(pending.items()), list(stamps.items())))
-        if unwritten is not None:
-            self._keep(*unwritten)
-            self._wrong.say(
-                {self.keys.stats(site, hour) for entries in unwritten for (site, hour, _), _ in entries}
-            )
+        try:
+            unwritten = self._flushes.send((list(pending.items()), list(stamps.items())), self._write)
+        except redis.RedisError as exc:
+            self._failed(exc)
+            return
+        self._keep(*unwritten)
+        self._wrong.say(
+            {self.keys.stats(site, hour) for entries in unwritten for (site, hour, _), _ in entries}
+        )
 
-    def _send(self, flush: _Flush) -> tuple[list[Entry], list[Entry]] | None:
-        """Write ``flush``: the counts and moments not written (their hash holds another type), or None
-        when Redis failed it (kept to be sent again)."""
-        entries = [*flush.counts, *flush.moments]
+    def _failed(self, exc: redis.RedisError) -> None:
+        outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
+
+    def _write(self, number: int, flush: _Flush) -> _Flush:
+        """Write the counts and moments of ``flush``, under its ``number``: those not written (their hash
+        holds another type). Raises ``redis.RedisError`` when Redis fails it."""
+        counts, moments = flush
+        entries = [*counts, *moments]
         of_entry = [self.keys.stats(site, hour) for (site, hour, _), _ in entries]
         hashes = list(dict.fromkeys(of_entry))
         place = {key: index for index, key in enumerate(hashes, 2)}
-        args: list[str | int] = [flush.number, APPLIED_SECONDS, self.keep_seconds, len(flush.counts)]
+        args: list[str | int] = [number, APPLIED_SECONDS, self.keep_seconds, len(counts)]
         for ((_, _, name), value), key in zip(entries, of_entry, strict=True):
             args += (place[key], name, value)
-        try:
-            reply = script(server_of(self.crawler), _FLUSH)(keys=[self._flushes.mark, *hashes], args=args)
-        except redis.RedisError as exc:
-            self._unsent = flush
-            outage_of(self.crawler).failed("write the site counters, kept for the next try", exc)
-            return None
-        self._unsent = None
+        reply = script(server_of(self.crawler), _FLUSH)(keys=[self._flushes.mark, *hashes], args=args)
         if reply is None:  # applied by a try whose reply was lost
             outage_of(self.crawler).ok(wrote=False)
             return [], []
@@ -230,8 +223,8 @@ class RedisStatsCollector(MemoryStatsCollector):
         if len(unwritten) < len(entries):
             outage_of(self.crawler).ok(wrote=True)
         return (
-            [entry for index, entry in enumerate(flush.counts, 1) if index in unwritten],
-            [entry for index, entry in enumerate(flush.moments, len(flush.counts) + 1) if index in unwritten],
+            [entry for index, entry in enumerate(counts, 1) if index in unwritten],
+            [entry for index, entry in enumerate(moments, len(counts) + 1) if index in unwritten],
         )
 
     def _keep(self, counts: list[Entry], moments: list[Entry]) -> None:
