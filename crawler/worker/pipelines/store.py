@@ -306,16 +306,22 @@ class StorePipeline:
             self._paused_at = time.monotonic()
             assert self.crawler.stats is not None
             self.crawler.stats.inc_value("worker/store_paused")
-            quiet = self._paused_at - self._resumed_at < PAUSE_SAID_SECONDS
-            # INFO: a slow write is no error, and a failed one is said as its articles are deferred.
             logger.log(
-                logging.DEBUG if quiet else logging.INFO,
+                self._pause_level,
                 "%r cannot write: %s; this worker leases no new page until it writes again, finishing"
                 " the pages it holds (their articles are deferred if it still cannot)",
                 self.store,
                 cause,
             )
         return True
+
+    @property
+    def _pause_level(self) -> int:
+        """The level of the lines of the pause under way, as it begins and ends: INFO (a slow write is no
+        error, and a failed one is said as its articles are deferred), DEBUG for a pause that began within
+        ``PAUSE_SAID_SECONDS`` of the last one's end."""
+        assert self._paused_at is not None
+        return logging.DEBUG if self._paused_at - self._resumed_at < PAUSE_SAID_SECONDS else logging.INFO
 
     def _wrote(self, stored: bool, failure: str | None) -> None:
         """A batch's write settled: ``stored`` some article, or stored none, failing for ``failure`` (the
@@ -328,9 +334,8 @@ class StorePipeline:
         if self._paused_at is None or self.cannot_write() is not None:
             return
         now = time.monotonic()
-        quiet = self._paused_at - self._resumed_at < PAUSE_SAID_SECONDS
         logger.log(
-            logging.DEBUG if quiet else logging.INFO,
+            self._pause_level,
             "%r writes again: this worker leases new pages again, after %.0f s paused",
             self.store,
             now - self._paused_at,
