@@ -802,6 +802,18 @@ def test_every_project_file_the_docs_and_the_code_name_exists() -> None:
     assert not missing, f"files named that the checkout does not hold: {missing}"
 
 
+def test_no_doc_names_a_scratch_file_outside_the_checkout() -> None:
+    """README.md and docs/ name no file under /tmp (a measure's scratch script, which no reader has): a
+    measure is redone with a script of bench/ or from its description."""
+    named = sorted(
+        f"{source.relative_to(ROOT)}:{number}: {line.strip()}"
+        for source in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1)
+        if "/tmp/" in line
+    )
+    assert not named, f"scratch files named that a reader cannot have: {named}"
+
+
 def settings_sections() -> list[tuple[str, list[str]]]:
     """The sections of crawler/settings.py after Scrapy's: each header's title and the settings under it."""
     sections: list[tuple[str, list[str]]] = []
