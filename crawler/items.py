@@ -78,6 +78,14 @@ class Article:
     # Its URL was stored before its crawl job (the store updated it, or kept a newer fetch): set by the
     # StorePipeline.
     stored_before: bool = field(default=False, repr=False, compare=False)
+    # What the item pipelines add to its job's counters, handed to its page's request as they end with it
+    # (crawler.worker.leaseack), which its acknowledgement writes (crawler.requests.count_job).
+    job_counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def count_job(self, name: str) -> None:
+        """Add 1 to its job's counter ``name`` (no job: nothing), written with its page's acknowledgement."""
+        if self.job:
+            self.job_counts[name] = self.job_counts.get(name, 0) + 1
 
     def document(self) -> dict[str, Any]:
         """The fields the store keeps (the page left out)."""

@@ -29,6 +29,7 @@ Metadata (``request.meta``), read through :class:`Work` only:
 ``link``        discover pages: the features of the link that led there (the link model learns from them)
 ``source``      discover pages: the relevance of the page the link was found on
 ``lease``       the queue member that names the request's lease, set when a worker takes it
+``job_counts``  what its page adds to its job's counters (:func:`count_job`), until its acknowledgement
 ==============  ==================================================================================
 
 Scrapy's own keys travel with a request through the queue too: ``retry_times`` (how often it was retried,
@@ -41,7 +42,12 @@ requests queued though their URLs were seen, by a job that fetches seen URLs aga
 ``fetches_seen`` 1); it is done when ``pending`` is back to zero, whichever workers did the work. Such a
 job's article requests are in the set ``<prefix>:job:<id>:again`` (:meth:`Keys.again`), once each. The hash
 is made before the job's first push (:func:`open_job`): the crawl writes a job's counts only while its hash
-is there, so a late page of a job that ended, whose hash expired, makes it no more.
+is there, so a late page of a job that ended, whose hash expired, makes it no more. What a page adds to
+its job's counters (its ``links``, a listing read, a skip and why: :func:`count_job`) is written by its
+acknowledgement, in the script that ends its lease and takes it out of ``pending``: once, though its
+reply is lost or Redis was away meanwhile (the acknowledgement is kept and sent again), and never for a
+page that ends otherwise (dead-lettered, put back, or fetched again after its worker died): the fetch
+acknowledged counts it.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ __all__ = [
     "Work",
     "WrittenOff",
     "article_request",
+    "count_job",
     "decode_request",
     "discover_request",
     "encode_request",
@@ -95,6 +102,7 @@ __all__ = [
     "expired_leases",
     "held_leases",
     "index_request",
+    "job_counts",
     "keep_job",
     "leased",
     "listing_request",
@@ -311,6 +319,19 @@ def discover_request(
     return Request(url, meta=meta, headers=rule.headers or None, priority=priority, dont_filter=True)
 
 
+def count_job(request: Request, field: str, amount: int = 1) -> None:
+    """Add ``amount`` to what ``request``'s page adds to its job's counter ``field`` (no job: nothing),
+    written by its acknowledgement (module docstring)."""
+    if request.meta.get("job"):
+        counts = request.meta.setdefault("job_counts", {})
+        counts[field] = counts.get(field, 0) + amount
+
+
+def job_counts(request: Request) -> tuple[tuple[str, int], ...]:
+    """What ``request``'s page adds to its job's counters (:func:`count_job`)."""
+    return tuple(request.meta.get("job_counts", {}).items())
+
+
 def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra: int) -> dict[str, Any]:
     meta: dict[str, Any] = {"site": rule.site, "kind": kind, "job": job, "download_slot": rule.site, **extra}
     if job_kind is not None:
@@ -324,8 +345,10 @@ def _meta(rule: Rule, kind: str, job: str | None, job_kind: str | None, **extra:
 
 
 # What a request picks up on its way out is never queued: its proxy and the proxy's credentials, its
-# session's cookies and headers are chosen again for each try, and no secret ever reaches Redis.
+# session's cookies and headers are chosen again for each try, and no secret ever reaches Redis; its
+# page's counts for its job (a try handed on counts its own).
 SENT_ONLY_META = (
+    "job_counts",
     "proxy",
     "_auth_proxy",
     "_scheme_proxy",

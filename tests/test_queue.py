@@ -529,24 +529,22 @@ def test_seeds_of_the_seeds_list_are_read_by_our_parsing_and_their_extra_keys_ne
     assert spider.crawler.stats.get_value("seeds/invalid") == 2
 
 
-def test_a_late_count_or_note_of_a_job_whose_hash_expired_does_not_write_the_hash_again(
+def test_a_late_note_of_a_job_whose_hash_expired_does_not_write_the_hash_again(
     tmp_path: Path, redis_server: str, redis_client: redis.Redis
 ) -> None:
-    """The worker's counts of a job (count_job: links found, pages skipped, listings read) and the notes of
-    its summary wrote its hash with HINCRBY and HSET: a late page of an ended job whose hash expired
+    """The notes of a job's summary wrote its hash with HSET: a late page of an ended job whose hash expired
     (SCHEDULE_JOB_KEEP_HOURS) made it again, with no time-to-live, kept for ever. They write a hash that is
-    there alone now. A seed of the seeds list naming a job makes its hash, as enqueue_job does, before its
-    first push: the job counts it."""
-    from crawler.worker.connection import count_job
-
+    there alone now (so do the worker's counts of a job, which its acknowledgements carry:
+    test_a_request_that_ends_after_its_jobs_hash_expired_does_not_write_the_hash_again). A seed of the
+    seeds list naming a job makes its hash, as enqueue_job does, before its first push: the job counts
+    it."""
     spider = sites_spider(tmp_path, redis_server)
     keys = spider.keys
     open_job(redis_client, keys, "live")
     for job in ("live", "gone"):
-        count_job(spider.crawler, job, "links", 3)
         spider._note(job, "http://news.test/feed", "no feed")
     assert not redis_client.exists(keys.job("gone"))
-    assert redis_client.hmget(keys.job("live"), "links", "note:http://news.test/feed") == [b"3", b"no feed"]
+    assert redis_client.hget(keys.job("live"), "note:http://news.test/feed") == b"no feed"
     seed = spider.make_request_from_data(
         json.dumps({"site": "news", "url": "http://news.test/", "job": "s"}).encode()
     )
@@ -2008,15 +2006,17 @@ def test_a_request_that_ends_after_its_jobs_hash_expired_does_not_write_the_hash
 ) -> None:
     """A request of an ended job whose hash expired (SCHEDULE_JOB_KEEP_HOURS) that ends later (a lease
     that outlived the job, a copy meeting a queued one, a site taken out) wrote the hash again with
-    pending -1 and no time-to-live: kept for ever. Its end counts in no job now; while the hash lives, a
+    pending -1 and no time-to-live: kept for ever. Its end counts in no job now, nor do its page's counts
+    its acknowledgement carries (crawler.requests.count_job: links found, a skip); while the hash lives, a
     request's end counts in it as before."""
     queue = make_queue(redis_client)
     first, second, third = (request(f"http://news.test/{k}", job="j1") for k in range(3))
     for queued in (first, second, third):
         push(queue, queued)
     taken = take(queue)
-    assert taken is not None and ack(queue, taken)
-    assert redis_client.hget("test:job:j1", "pending") == b"2", "its hash lives: counted"
+    assert taken is not None
+    assert queue.ack_many([Ack(Work.of(taken).lease or "", "news", "j1", counts=(("links", 3),))]) == [True]
+    assert redis_client.hmget("test:job:j1", "pending", "links") == [b"2", b"3"], "its hash lives: counted"
     late = take(queue)
     assert late is not None
     lease = Work.of(late).lease or ""
@@ -2024,7 +2024,7 @@ def test_a_request_that_ends_after_its_jobs_hash_expired_does_not_write_the_hash
         assert queue.push(lease.encode(), priority=0, site="news", job="j1")
     redis_client.delete("test:job:j1")  # as its time-to-live ends
     if end == "ack":
-        assert ack(queue, late)
+        assert queue.ack_many([Ack(lease, "news", "j1", counts=(("links", 3),))]) == [True]
     elif end == "dead letter":
         assert queue.dead_letter(lease, b'{"reason": "HTTP 500"}', site="news", job="j1", kind="HTTP 500")
     elif end == "handoff":  # a redirect to the request queued already: the two are one

@@ -3235,16 +3235,16 @@ def _as_nobody_under_a_locked_folder(top: Path, outcome_of: Callable[[], str]) -
     return outcome
 
 
-def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_page(
+def test_backoffs_and_validators_log_a_redis_outage_once_not_at_each_page(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Per-page Redis calls of the spider (job counters), the backoff and the conditional requests
-    report through the worker's one outage: one line for a Redis away, every failure counted."""
+    """Per-page Redis calls of the backoff and the conditional requests report through the worker's one
+    outage: one line for a Redis away, every failure counted (a page's job counters go with its
+    acknowledgement: test_a_jobs_counts_of_a_page_go_with_its_acknowledgement_once)."""
     from scrapy.http import HtmlResponse, Request
 
     from crawler.worker.backoff import BackoffMiddleware
     from crawler.worker.conditional import ConditionalIndexMiddleware
-    from crawler.worker.connection import count_job
 
     with EmbeddedRedis(tmp_path / "redis") as server:  # made with Redis there, then used without it
         crawler = sites_spider(tmp_path, server.url).crawler
@@ -3252,14 +3252,13 @@ def test_job_counts_backoffs_and_validators_log_a_redis_outage_once_not_at_each_
         conditional = ConditionalIndexMiddleware.from_crawler(crawler)
     with caplog.at_level(logging.WARNING):
         for n in range(3):
-            count_job(crawler, "j1", "fetched")
             meta = {"site": "news", "kind": "index", "job": "j1", "job_kind": "grab"}
             request = Request(f"http://news.test/{n}", meta=meta)
             conditional.process_request(request)
             backoff.process_response(request, HtmlResponse(request.url, status=429, request=request))
     said = [record.getMessage() for record in caplog.records if "Redis" in record.getMessage()]
-    assert len(said) == 1 and said[0].startswith("Redis failed (count job j1's fetched"), said
-    assert crawler.stats is not None and crawler.stats.get_value("redis/errors") == 9
+    assert len(said) == 1 and said[0].startswith("Redis failed (read http://news.test/0's validators"), said
+    assert crawler.stats is not None and crawler.stats.get_value("redis/errors") == 6
 
 
 def test_seeds_unreadable_as_the_crawl_starts_are_one_outage_line_and_no_start_request(
@@ -3555,8 +3554,9 @@ def test_pages_whose_links_redis_refuses_log_the_outage_once_not_a_traceback_eac
     said = [record.getMessage() for record in caplog.records if record.name.startswith("crawler.worker")]
     refused = [line for line in said if line.startswith("Redis refuses writes")]
     assert len(refused) == 1, said
-    # Each page's count of its links and its queueing: six calls of the one outage.
-    assert spider.crawler.stats.get_value("redis/errors") == 6
+    # Each page's queueing: three calls of the one outage (its count of its links goes with its
+    # acknowledgement, never sent: it is fetched again).
+    assert spider.crawler.stats.get_value("redis/errors") == 3
 
 
 def _answers(url: str) -> bool:
@@ -3840,6 +3840,65 @@ def test_an_acknowledgement_kept_past_its_lease_is_dropped_not_ending_the_lease_
     assert taken == request.meta["lease"]
     assert held is not None, "the other worker's lease is its own still"
     assert crawler.stats is not None and crawler.stats.get_value("lease/ack_unsent") == 1
+
+
+class _Never:
+    """A scheduler's call made later in its reactor's turn, never made: its process is killed first."""
+
+    def schedule(self) -> None:
+        """Nothing runs."""
+
+    def cancel(self) -> None:
+        """Nothing waits."""
+
+
+def _ignored(scheduler: Any, request: Any) -> None:
+    """``request``, leased by ``scheduler``, ignored on purpose by its spider (a skip its job counts)."""
+    from scrapy.exceptions import IgnoreRequest
+    from twisted.python.failure import Failure
+
+    scheduler.spider.crawler.engine = SimpleNamespace(scheduler=scheduler)  # the part the spider uses
+    failure = Failure(IgnoreRequest("refused by a test"))  # type: ignore[no-untyped-call]
+    failure.request = request  # type: ignore[attr-defined]
+    scheduler.spider.on_error(failure)
+
+
+@pytest.mark.parametrize("fault", ["redis_refuses_writes", "worker_killed_before_its_ack"])
+def test_a_jobs_counts_of_a_page_go_with_its_acknowledgement_once(tmp_path: Path, fault: str) -> None:
+    """A job's counts of a page (count_job: the links it gave, a listing read, a skip and why) were each
+    written at once, apart from the page's acknowledgement: Redis refusing the write lost the count, while
+    the acknowledgement was kept and sent again once Redis took writes (the page ended, its skip not
+    counted: the temp crawl's summary short); a worker killed between the count and its acknowledgement
+    left the count written and the page leased, so the worker that fetched it again counted it again (1
+    skip counted 2). They go in the acknowledgement's script now: kept and sent again with it, written as
+    the lease ends, once."""
+    from crawler.keys import SKIP_PREFIX
+
+    keys = Keys("crawler")
+    with _scheduler_of_embedded_redis(tmp_path) as (server, _crawler, scheduler, client):
+        (request,) = _articles_leased(scheduler, client, 1)
+        if fault == "redis_refuses_writes":
+            client.config_set("min-replicas-to-write", "1")
+            _ignored(scheduler, request)
+            client.config_set("min-replicas-to-write", "0")
+            scheduler.tend_leases()
+        else:
+            scheduler._ack_soon = _Never()
+            _ignored(scheduler, request)
+            assert scheduler.queue.requeue_expired(now=time.time() + 3600) == 1
+            (tmp_path / "other").mkdir()
+            _, other, other_client = _scheduler_on(tmp_path / "other", server)
+            try:
+                other._ack_soon = _AtOnce(other.flush_acks)
+                again = other.next_request()
+                assert again is not None and again.url == request.url
+                _ignored(other, again)
+            finally:
+                other_client.close()
+        job = client.hgetall(keys.job("j1"))
+    assert job[b"pending"] == b"0", job
+    assert job.get(b"skipped") == b"1", job
+    assert job.get(f"{SKIP_PREFIX}ignored (the worker's log says why: Ignored URL)".encode()) == b"1", job
 
 
 def test_an_acknowledgement_of_a_lease_another_worker_took_since_leaves_that_lease_alone(

@@ -535,7 +535,8 @@ end
 # stored that were spooled, items updated (their URLs stored before), seconds the counters are kept,
 # requests skipped (a redirect to a URL seen already: counted for the cause SEEN_ALREADY too), the name
 # of the page's dead letter in dead-superseded (its slot and URL; '' for a page never fetched before), the
-# worker ending it ('' for whoever holds it).
+# worker ending it ('' for whoever holds it), then the page's other counts of its job, each a field and
+# an amount (crawler.requests.count_job).
 # A lease another worker holds now (it expired, or its holder was taken for dead, and that worker took it
 # since) is not ended: that worker's download of it goes on, its site's slot taken, and ends it.
 # The items stored less those spooled count as the site's new articles (``store/new``) in the same step
@@ -570,6 +571,7 @@ if job_kept(KEYS[4]) then
     + SEEN_ALREADY
     + """', ARGV[11])
   end
+  for at = 14, #ARGV, 2 do redis.call('HINCRBY', KEYS[4], ARGV[at], ARGV[at + 1]) end
 end
 local new = tonumber(ARGV[6]) - tonumber(ARGV[8])
 if new > 0 and KEYS[7] ~= '' then
@@ -1541,7 +1543,8 @@ class Ack:
     lines) of a dead letter of the same page, which goes with the lease: the page ended well since it
     failed; empty: none is looked for, as for a page no crawl fetches twice; ``holder``: the worker that
     leased it (its id, as its pop recorded it), whose lease alone it ends, not one another worker took
-    since; empty: whoever holds it)."""
+    since; empty: whoever holds it; ``counts``: the page's other counts of its job, each a counter and
+    an amount, :func:`crawler.requests.count_job`)."""
 
     lease: str
     site: str
@@ -1555,6 +1558,7 @@ class Ack:
     skipped: int = 0
     clears: str = ""
     holder: str = ""
+    counts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -2063,7 +2067,8 @@ class LeasedQueue:
         ]
         args: list[str | int] = [self.keys.prefix, ack.lease, ack.site, ack.job or ""]
         counts = [ack.fetched, ack.stored, ack.reposts, ack.spooled, ack.updated]
-        return keys, [*args, *counts, self.counters_keep_seconds, ack.skipped, ack.clears, ack.holder]
+        args += [*counts, self.counters_keep_seconds, ack.skipped, ack.clears, ack.holder]
+        return keys, [*args, *(item for count in ack.counts for item in count)]
 
     def handoff(
         self,

@@ -33,7 +33,6 @@ from crawler.redisio.connection import (
 __all__ = [
     "RedisOutage",
     "WrongTypeKeys",
-    "count_job",
     "keys_of",
     "outage_of",
     "refused_reply",
@@ -93,19 +92,6 @@ def write_job(
     if script is None:
         script = _job_writes[crawler] = server_of(crawler).register_script(_WRITE_JOB)
     return bool(script(keys=[keys_of(crawler).job(job)], args=[command, field, value]))
-
-
-def count_job(crawler: Crawler, job: str | None, field: str, amount: int = 1) -> None:
-    """Add ``amount`` to ``job``'s counter ``field`` (no job: nothing; nor a job that ended and whose hash
-    expired: :func:`write_job`); a count lost while Redis is away only makes the job's summary short."""
-    if not job:
-        return
-    try:
-        wrote = write_job(crawler, job, "HINCRBY", field, amount)
-    except redis.RedisError as exc:
-        outage_of(crawler).failed(f"count job {job}'s {field}: its summary is short by {amount}", exc)
-        return
-    outage_of(crawler).ok(wrote=wrote)
 
 
 def job_level(crawler: Crawler, job: str | None) -> int:

@@ -38,7 +38,7 @@ from twisted.python.failure import Failure
 from crawler.commandline import suggest
 from crawler.errors import BodyTooLongError, StoreUnavailableError
 from crawler.items import Article
-from crawler.requests import Work
+from crawler.requests import Work, count_job
 from crawler.worker.connection import outage_of
 from crawler.worker.discovery import discovery_of
 from crawler.worker.pipelines.store import RepostRecorded
@@ -163,6 +163,7 @@ class LeaseAckMiddleware:
         if work is not None:
             try:
                 self._settle(work, item, response)
+                _count_for_job(item, response)
                 if isinstance(item, Article) and item.stored_before:
                     work.updated += 1
                 else:
@@ -179,6 +180,7 @@ class LeaseAckMiddleware:
             work = self._work_of(response)
             if work is not None:
                 self._settle(work, item, response)
+                _count_for_job(item, response)
                 if isinstance(exception, RepostRecorded) and exception.new:
                     work.reposts += 1
         finally:
@@ -268,6 +270,14 @@ class LeaseAckMiddleware:
                 spooled=work.spooled,
                 updated=work.updated,
             )
+
+
+def _count_for_job(item: Any, response: Response | None) -> None:
+    """What the item pipelines counted of ``item`` for its job, handed to its page's request, whose
+    acknowledgement writes it (:func:`crawler.requests.count_job`)."""
+    if isinstance(item, Article) and response is not None and response.request is not None:
+        for name, amount in item.job_counts.items():
+            count_job(response.request, name, amount)
 
 
 def ack(crawler: Crawler, request: Request, *, fetched: int = 0, stored: int = 0) -> None:

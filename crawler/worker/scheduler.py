@@ -60,6 +60,7 @@ from crawler.requests import (
     Work,
     decode_request,
     encode_request,
+    job_counts,
     leased,
     push,
     redirects,
@@ -657,7 +658,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         """``request``'s work is done (items stored, links queued): its lease ends, and its job counts the
         page ``fetched``, the items ``stored`` (``spooled`` of them to the store's local spool), those
         ``updated`` (their URLs stored before), the ``reposts`` recorded and the requests ``skipped``
-        (redirected to a URL seen already); the site's hourly counters
+        (redirected to a URL seen already), and what else its page counted for it (``job_counts``: its
+        links, a skip and why, ...); the site's hourly counters
         count the items ``stored`` but not ``spooled`` as new articles (``store/new``) in the same step,
         and the page's dead letter of an earlier fetch goes (a page fetched again: ``Work.fetched_again``)."""
         work = self._release_hold(request)
@@ -676,6 +678,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             skipped=skipped,
             clears=f"{work.slot}\n{request.url}" if work.fetched_again else "",
             holder=self.worker,
+            counts=job_counts(request),
         )
         self._acks.append((ack, self._renewed + self.lease_seconds))
         if work.is_discover:

@@ -91,6 +91,7 @@ from crawler.requests import (
     SITEMAP,
     Work,
     article_request,
+    count_job,
     encode_request,
     listing_request,
     open_job,
@@ -115,7 +116,6 @@ from crawler.settings import DOWNLOAD_MAXSIZE
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import (
     REMINDER_SECONDS,
-    count_job,
     job_level,
     keys_of,
     outage_of,
@@ -649,7 +649,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if (work.kind in LISTING_PAGES or _is_seed(work)) and work.job:
             assert response.request is not None
             self._drop_note(work.job, _asked_url(response.request))
-            count_job(self.crawler, work.job, "listings")
+            count_job(response.request, "listings")
         if work.is_article:
             return self.parse_article(response)
         if work.is_feed:
@@ -739,7 +739,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if owner is not rule:
                 self.count(f"crawl/search_other_rules/{rule.site}", len(urls))
             requests = [_linked(owner, url, work) for url in urls]
-            fresh += self._queue_new(owner, requests, work.job)
+            fresh += self._queue_new(owner, requests, _request(response))
         self._record_visit(rule, work, fresh)
         if work.page < rule.search.max_pages:
             next_url = rule.search_next_page(rule.search, page.url, root)
@@ -820,7 +820,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             for url, item in links
         ]
         self.count(f"crawl/links/{rule.site}", len(links) + len(articles))
-        fresh = self._queue_new(rule, requests, work.job)
+        fresh = self._queue_new(rule, requests, _request(response))
         self._record_visit(rule, work, fresh + len(articles))
         next_url = rule.absolute_url(page.next_url) if page.next_url else None
         if next_url is None or work.page >= rule.api.max_pages:
@@ -898,7 +898,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             else:
                 self.count(f"crawl/links/{rule.site}", len(changed))
                 requests = [_linked(rule, e.url, work, entry=e.hints()) for e in changed]
-                fresh += self._queue_new(rule, requests, work.job)
+                fresh += self._queue_new(rule, requests, _request(response))
         self._regex_spent(rule, response.url, before, budget)
         if unchanged:
             self.count(f"crawl/sitemap_unchanged/{rule.site}", unchanged)
@@ -981,7 +981,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self._regex_spent(rule, response.url, before, budget)
         self.count(f"crawl/links/{rule.site}", len(entries))
         requests = [_linked(rule, entry.url, work, entry=entry.hints()) for entry in entries]
-        fresh = self._queue_new(rule, requests, work.job)
+        fresh = self._queue_new(rule, requests, _request(response))
         self._record_visit(rule, work, fresh)
         yield from ()
 
@@ -1037,7 +1037,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         self.bans.ok(rule.site, response.meta.get("proxy_id"))
         self.count(f"crawl/links/{rule.site}", len(links))
         requests = [_linked(rule, url, work) for url in links]
-        fresh = self._queue_new(rule, requests, work.job)
+        fresh = self._queue_new(rule, requests, _request(response))
         self._record_visit(rule, work, fresh)
         if work.page < rule.max_pages:
             next_url = rule.next_page_url(page.url, root, encoding=page_encoding(page))
@@ -1099,7 +1099,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if work.depth < rule.depth:
             links = self._article_links(rule, work, page, root, budget, "the article page")
             requests = [_linked(rule, url, work, depth=work.depth + 1) for url in links]
-            self._queue_new(rule, requests, work.job)
+            self._queue_new(rule, requests, _request(response))
         self._regex_spent(rule, page.url, before, budget)
 
     def _document(self, response: Response, discover: Discovered | None = None) -> Iterator[Article]:
@@ -1159,7 +1159,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self.count(f"crawl/refused/{site}")
             if rule is not None and rule.discover is None and rule.allows_host(host):
                 self.count(f"crawl/refused_on_domains/{site}")
-            count_job(self.crawler, work.job, "refused")
+            count_job(request, "refused")
             hint = rule.private_refusal(host) if rule else ALLOW_HINT
             logger.log(
                 job_level(self.crawler, work.job), "Refused %s: %s; %s", request.url, guarded.reason, hint
@@ -1177,8 +1177,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         ):
             self.count(f"crawl/ignored/{site}")
             message = failure.getErrorMessage()
-            count_job(self.crawler, work.job, "skipped")
-            count_job(self.crawler, work.job, SKIP_PREFIX + _skip_cause(message))
+            count_job(request, "skipped")
+            count_job(request, SKIP_PREFIX + _skip_cause(message))
             logger.info("Ignored %s: %s", request.url, message)
             if work.is_discover and work.site and work.job and message.startswith(ROBOTS_REFUSAL):
                 discovery_of(self.crawler).disallowed(work.site, work.job, work.lease, request.url)
@@ -1563,13 +1563,13 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         sent = content_type or "no Content-Type"
         job = _work(response).job
         if not isinstance(response, TextResponse) or isinstance(response, JsonResponse):
-            self._not_html(rule.site, job)
+            self._not_html(rule.site, _request(response))
             logger.log(job_level(self.crawler, job), "Not an HTML page (%s), skipped: %s", sent, response.url)
             return rule, None
         # Scrapy trusts a text Content-Type: an image sent as text/html would be read as a page of mojibake.
         binary = sniff_binary(response.body, content_type)
         if binary is not None:
-            self._not_html(rule.site, job)
+            self._not_html(rule.site, _request(response))
             logger.log(
                 job_level(self.crawler, job),
                 "Not an HTML page (%s, but it looks like %s), skipped: %s",
@@ -1625,10 +1625,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             self._encoding_warned.add((rule.site, unproven))
             logger.warning("%s (said once a site)", rule.encoding_doubt(url, doubt))
 
-    def _queue_new(self, rule: Rule, requests: list[Request], job: str | None) -> int:
-        """Queue the requests whose URLs the Bloom filter had not seen (those of a job that fetches seen
-        URLs again: not queued in the job before), marking them seen in the same Redis call; how many were
-        queued. The job counts the article links found (``links``: none on its
+    def _queue_new(self, rule: Rule, requests: list[Request], page: Request) -> int:
+        """Queue the requests, found on ``page``, whose URLs the Bloom filter had not seen (those of a job
+        that fetches seen URLs again: not queued in the job before), marking them seen in the same Redis
+        call; how many were queued. The page's job counts the article links found (``links``: none on its
         index pages, its summary says so)."""
         kept = [request for request in requests if len(request.url) <= self.url_limit]
         if len(kept) < len(requests):
@@ -1642,7 +1642,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         requests = kept
         if not requests:
             return 0
-        count_job(self.crawler, job, "links", len(requests))
+        count_job(page, "links", len(requests))
         fingerprinter = self.crawler.request_fingerprinter
         queued = queue_new(
             self.bloom,
@@ -1667,8 +1667,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         if skipped:
             self.count("bloom/seen", skipped)
             self.count(f"crawl/seen/{rule.site}", skipped)
-            count_job(self.crawler, job, "skipped", skipped)
-            count_job(self.crawler, job, SKIP_PREFIX + SEEN_ALREADY, skipped)
+            count_job(page, "skipped", skipped)
+            count_job(page, SKIP_PREFIX + SEEN_ALREADY, skipped)
         return fresh
 
     def _queue_listings(self, rule: Rule, requests: list[Request]) -> list[Request]:
@@ -1700,19 +1700,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         (a discover request's host counts a page that gave nothing, as one redirected to a page read)."""
         asked = str((request.meta.get("redirect_urls") or [request.url])[0])
         self.count(f"crawl/redirect_off_site/{work.site or 'unknown'}")
-        count_job(self.crawler, work.job, "skipped")
-        count_job(self.crawler, work.job, SKIP_PREFIX + OFF_SITE)
+        count_job(request, "skipped")
+        count_job(request, SKIP_PREFIX + OFF_SITE)
         via = f" (through {request.url})" if request.url != asked else ""
         logger.log(job_level(self.crawler, work.job), "Skipped %s%s: %s", asked, via, redirect)
         if work.is_discover and work.site:
             discovery_of(self.crawler).gave_nothing(work.site, asked)
         ack(self.crawler, request)
 
-    def _not_html(self, site: str, job: str | None) -> None:
-        """Count a page of ``site`` skipped as no HTML page, for the site and as a skip of ``job``."""
+    def _not_html(self, site: str, page: Request) -> None:
+        """Count ``page``, of ``site``, skipped as no HTML page, for the site and as a skip of its job."""
         self.count(f"crawl/not_text/{site}")
-        count_job(self.crawler, job, "skipped")
-        count_job(self.crawler, job, SKIP_PREFIX + NOT_HTML)
+        count_job(page, "skipped")
+        count_job(page, SKIP_PREFIX + NOT_HTML)
 
     def closed(self, reason: str) -> None:
         """The spider closes (Scrapy calls it, ``reason`` unused): the requests of sites with no rule not
@@ -1815,9 +1815,13 @@ def _next_listing(rule: Rule, kind: str, url: str, work: Work, *, seen: Sequence
     )
 
 
-def _work(response: Response) -> Work:
+def _request(response: Response) -> Request:
     assert response.request is not None
-    return Work.of(response.request)
+    return response.request
+
+
+def _work(response: Response) -> Work:
+    return Work.of(_request(response))
 
 
 def _is_seed(work: Work) -> bool:

@@ -68,11 +68,7 @@ class CleanPipeline:
             if found is None:
                 assert self.crawler.stats is not None
                 self.crawler.stats.inc_value(f"fields/unparsed/published/{item.site}")
-                if item.job:
-                    # Scrapy's, in a worker alone: a text process imports this module for clean_body.
-                    from crawler.worker.connection import count_job  # noqa: PLC0415
-
-                    count_job(self.crawler, item.job, "unparsed_published")
+                item.count_job("unparsed_published")
             published = found or published
         item.published = published
         item.body = clean_body(item.body)
@@ -81,7 +77,7 @@ class CleanPipeline:
 
     def _zone(self, site: str) -> tzinfo | None:
         """The ``timezone`` of the rule of ``site``, as the spider serving it has the rule."""
-        # Scrapy's, in a worker alone, as count_job above.
+        # Scrapy's, in a worker alone: a text process imports this module for clean_body.
         from crawler.worker.spider import SitesSpider  # noqa: PLC0415
 
         spider = self.crawler.spider

@@ -63,7 +63,7 @@ from crawler.store import Store, StoreConfig, Written, store_config
 from crawler.store.base import lasting_failure, locked_failure
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
 from crawler.store.sqlite import LockedWeekError
-from crawler.worker.connection import RedisOutage, count_job, keys_of, outage_of, server_of
+from crawler.worker.connection import RedisOutage, keys_of, outage_of, server_of
 from crawler.worker.download import STOP_DOWNLOADS
 
 __all__ = ["RepostRecorded", "StorePipeline", "store_pipeline_of", "store_writes_again"]
@@ -221,8 +221,8 @@ class StorePipeline:
         site = item.site
         if not item.body:
             self._count(f"store/dropped_empty/{site}")
-            count_job(self.crawler, item.job, "skipped")
-            count_job(self.crawler, item.job, SKIP_PREFIX + NO_BODY)
+            item.count_job("skipped")
+            item.count_job(SKIP_PREFIX + NO_BODY)
             # INFO: counted (the crawl's summary, `skipped 1 (no body: 1)`, and status), not a warning that
             # Scrapy's own log line would print amid a temp crawl's output.
             raise DropItem(
