@@ -527,8 +527,9 @@ def test_a_temp_crawl_whose_site_is_paused_while_it_runs_says_so_stops_and_goes_
     site_server: SiteServer, tmp_path: Path
 ) -> None:
     """A pause landing mid-crawl (slow pages, one at a time) holds the site's requests: the temp crawl says
-    so once, stops when the page being fetched is in, exit 1 with what is held; once resumed, `crawler temp`
-    goes on with the same job and fetches the rest."""
+    so once, stops when the page being fetched is in, exit 1 with what is held and what takes it once
+    resumed: the queue is shared, so the next crawl on this Redis, as its Ctrl-C note says (d64005a), not
+    only `crawler temp` of the site; that one goes on with the same job and fetches the rest."""
     site = Site(site_server, tmp_path)
     # Each page answered after a second, the next one asked a second later (the rule's delay).
     pages = [f"/held/{unique('paused')}?seconds=1" for _ in range(8)]
@@ -549,17 +550,22 @@ def test_a_temp_crawl_whose_site_is_paused_while_it_runs_says_so_stops_and_goes_
     job = said[0].split(" of job ")[1].split()[0]
     assert said[0] == (
         f"crawler temp: note: {site.name} was paused (`crawler sites pause {site.name}`): its requests are"
-        f" held; this temp crawl stops once the pages it is fetching are in, the other requests of job {job}"
-        f" left held in the queue; `crawler sites resume {site.name}`, then `crawler temp {site.name}` goes"
-        " on where it was (Ctrl-C stops it now)"
+        " held; this temp crawl stops once the pages it is fetching are in (Ctrl-C stops it now), the other"
+        f" requests of job {job} left held in the queue; after `crawler sites resume {site.name}`, the next"
+        " crawl on this Redis takes them, at the pace of their site, a temp crawl of any site or a worker"
+        f" (`crawler temp {site.name}` goes on with job {job}); `crawler sites forget {site.name}` takes them"
+        " out of the queue (and drops its grab state)"
     ), said
     last = out.splitlines()[-1]
     held = int(last.split(f" was paused (`crawler sites pause {site.name}`), ")[1].split()[0])
     assert 1 <= held < len(pages), out
+    them, their = ("it", "its") if held == 1 else ("them", "their")
     assert last == (
         f"stopped before its end: {site.name} was paused (`crawler sites pause {site.name}`),"
-        f" {held} request{'s' if held > 1 else ''} of job {job} held in the queue; `crawler sites resume"
-        f" {site.name}`, then `crawler temp {site.name}` goes on with {'it' if held == 1 else 'them'}"
+        f" {held} request{'s' if held > 1 else ''} of job {job} held in the queue; after `crawler sites"
+        f" resume {site.name}`, the next crawl on this Redis takes {them}, at the pace of {their} site, a"
+        f" temp crawl of any site or a worker (`crawler temp {site.name}` goes on with job {job});"
+        f" `crawler sites forget {site.name}` takes {them} out of the queue (and drops its grab state)"
     ), out
     fetched = len(site.stored())
     assert fetched + held == len(pages), (fetched, held)

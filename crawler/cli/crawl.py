@@ -137,20 +137,27 @@ def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None, *, a
         left = JobCounts.read(server, keys, job).pending
         if left == 0:
             return
-        them = "it" if left == 1 else "them"
         wait = "waits" if left == 1 else "wait"
         waiting = f"stopped before its end: {counted(left, 'request')} of job {job} {wait} in the queue"
-        if site is None:
-            then = f"; a worker crawls {them} (`{suggest('worker')}`, or any crawl on this Redis)"
-        else:
-            whose = "its" if left == 1 else "their"
-            then = (
-                f": the next crawl on this Redis takes {them}, at the pace of {whose} site, a temp crawl of"
-                f" any site or a worker (`{_resume(site, again=again)}` goes on with job {job});"
-                f" `{suggest(f'sites forget {site}')}` takes {them} out of the queue (and drops its grab"
-                " state)"
-            )
-        tell("note", waiting + then)
+        then = _who_goes_on(site, job, one=left == 1, again=again)
+        tell("note", waiting + (f"; {then}" if site is None else f": {then}"))
+
+
+def _who_goes_on(site: str | None, job: str, *, one: bool, again: bool) -> str:
+    """What takes the requests left of a temp crawl's ``job`` stopped before its end (``one`` request, or
+    more) once workers may take them: the queue is shared, so the next crawl on this Redis, a temp crawl
+    of any site too (``crawler temp SITE`` goes on with the job of a crawl of a whole ``site``), and
+    ``crawler sites forget SITE`` takes them out; those of a crawl of given URLs (no ``site``) are left to
+    the workers."""
+    them = "it" if one else "them"
+    if site is None:
+        return f"a worker crawls {them} (`{suggest('worker')}`, or any crawl on this Redis)"
+    whose = "its" if one else "their"
+    return (
+        f"the next crawl on this Redis takes {them}, at the pace of {whose} site, a temp crawl of any site"
+        f" or a worker (`{_resume(site, again=again)}` goes on with job {job});"
+        f" `{suggest(f'sites forget {site}')}` takes {them} out of the queue (and drops its grab state)"
+    )
 
 
 class _CommandWarnings(logging.Handler):
@@ -521,16 +528,12 @@ def _resume(site: str | None, *, again: bool) -> str:
 
 def _paused_end(site: str, job: str, left: int, *, given: bool, again: bool = False) -> str:
     """The last line of a temp crawl of ``job`` stopped as its ``site`` was paused, ``left`` requests of
-    it held in the queue: what goes on with them (a crawl of pages given is left to the workers)."""
-    then = (
-        f"a worker crawls {'it' if left == 1 else 'them'} (`{suggest('worker')}`, or any crawl on this Redis)"
-        if given
-        else f"`{_resume(site, again=again)}` goes on with {'it' if left == 1 else 'them'}"
-    )
+    it held in the queue: what takes them once the site is resumed (:func:`_who_goes_on`)."""
+    then = _who_goes_on(None if given else site, job, one=left == 1, again=again)
     return (
         f"stopped before its end: {site} was paused (`{suggest(f'sites pause {site}')}`),"
-        f" {counted(left, 'request')} of job {job} held in the queue; `{suggest(f'sites resume {site}')}`,"
-        f" then {then}"
+        f" {counted(left, 'request')} of job {job} held in the queue; after"
+        f" `{suggest(f'sites resume {site}')}`, {then}"
     )
 
 
@@ -1603,17 +1606,13 @@ def _say_backoff(
 
 def _say_paused(site: str, job: str, *, given: bool, again: bool = False) -> None:
     """The note of a temp crawl of ``job`` (of pages ``given``, or the whole site) whose ``site`` was paused
-    while it ran."""
-    then = (
-        f"a worker crawls them (`{suggest('worker')}`, or any crawl on this Redis)"
-        if given
-        else f"`{_resume(site, again=again)}` goes on where it was"
-    )
+    while it ran: what takes its held requests once the site is resumed (:func:`_who_goes_on`)."""
+    then = _who_goes_on(None if given else site, job, one=False, again=again)
     tell(
         "note",
         f"{site} was paused (`{suggest(f'sites pause {site}')}`): its requests are held; this temp crawl"
-        f" stops once the pages it is fetching are in, the other requests of job {job} left held in the"
-        f" queue; `{suggest(f'sites resume {site}')}`, then {then} (Ctrl-C stops it now)",
+        f" stops once the pages it is fetching are in (Ctrl-C stops it now), the other requests of job"
+        f" {job} left held in the queue; after `{suggest(f'sites resume {site}')}`, {then}",
     )
 
 
