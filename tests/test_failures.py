@@ -1432,7 +1432,8 @@ def test_a_temp_crawl_says_until_when_its_site_asked_to_wait_and_that_ctrl_c_kee
 ) -> None:
     """A site's Retry-After (up to BACKOFF_MAX_SECONDS, 600 s) held the temp crawl with no word of it but
     the worker's warning of the wait's length: the crawl says until when its site's requests wait, and
-    what Ctrl-C does meanwhile."""
+    what Ctrl-C does meanwhile: its requests stay in the shared queue, for the next crawl on this Redis, as
+    its Ctrl-C note says (d64005a), not for `crawler temp faults` alone."""
     page = unique("wait")
     site.rule(f"/flaky/{page}?fail=1&retry_after=5")
     done = site.temp()
@@ -1442,7 +1443,10 @@ def test_a_temp_crawl_says_until_when_its_site_asked_to_wait_and_that_ctrl_c_kee
     assert re.fullmatch(
         r"crawler temp: note: faults asked every worker to wait \(HTTP 503, Retry-After 5 s\): its requests"
         r" wait until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+ s from now\); Ctrl-C stops this crawl and keeps"
-        r" its job: `crawler temp faults` goes on with it",
+        r" its job's requests in the queue: the next crawl on this Redis takes them, at the pace of their"
+        r" site, a temp crawl of any site or a worker \(`crawler temp faults` goes on with job"
+        r" [0-9a-f]{12}\); `crawler sites forget faults` takes them out of the queue \(and drops its grab"
+        r" state\)",
         said[0],
     ), said[0]
 

@@ -1590,16 +1590,12 @@ def _say_backoff(
         return until
     seconds, micro = server.time()
     left = math.ceil(until - seconds - micro / 1e6)
-    then = (
-        f"a worker crawls its requests (`{suggest('worker')}`, or any crawl on this Redis)"
-        if given
-        else f"`{_resume(site, again=again)}` goes on with it"
-    )
+    then = _who_goes_on(None if given else site, job, one=False, again=again)
     tell(
         "note",
         f"{site} asked every worker to wait ({polite[0].backoff_reason}): its requests wait until"
         f" {utc_stamp(datetime.fromtimestamp(until, UTC))} ({left} s from now); Ctrl-C stops this crawl and"
-        f" keeps its job: {then}",
+        f" keeps its job's requests in the queue: {then}",
     )
     return until
 
