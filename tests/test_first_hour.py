@@ -1260,6 +1260,15 @@ def test_a_command_without_its_action_names_the_actions(
             " not exist: give the folder of your site rules with --rules-dir DIR (or CRAWLER_RULES_DIR), one"
             " YAML file per site (docs/rules.md))",
         ),
+        *(
+            (
+                ["--rules-dir", "mine", "sites", action],
+                f"crawler sites {action}: error: the following arguments are required: SITE (the id of a site"
+                f" of the rules folder 'mine': citynews, techdaily; as in `crawler --rules-dir mine sites"
+                f" {action} citynews`)",
+            )
+            for action in ("pause", "resume", "forget")
+        ),
     ],
 )
 def test_a_command_without_its_site_names_the_sites_of_the_rules_folder(

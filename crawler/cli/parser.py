@@ -631,6 +631,7 @@ def _add_sites(commands: Any) -> None:
     actions = sites.add_subparsers(dest="sites_command", required=True, metavar="ACTION")
     pause = actions.add_parser(
         "pause",
+        site_example="sites pause {site}",
         help="no regular grab of the site is queued, and its queued requests are held, until resumed",
         description=(
             "Pause SITE: the scheduler queues no regular grab of it, and workers take none of its queued"
@@ -643,6 +644,7 @@ def _add_sites(commands: Any) -> None:
     pause.set_defaults(handler="crawler.cli.sites:run_pause")
     resume = actions.add_parser(
         "resume",
+        site_example="sites resume {site}",
         help="crawl a paused site again: its held requests, and its grabs when due",
         description=(
             "Resume SITE: workers take its held requests again, and its next regular grab is queued when"
@@ -653,6 +655,7 @@ def _add_sites(commands: Any) -> None:
     resume.set_defaults(handler="crawler.cli.sites:run_resume")
     forget = actions.add_parser(
         "forget",
+        site_example="sites forget {site}",
         help="drop the site's grab state and queued requests (and its articles with --articles)",
         description=(
             "Forget SITE: take its requests out of the queue and drop its grab state (last and next grab,"
