@@ -78,8 +78,8 @@ def extract_paper(
     similarities = [
         cosine(terms(segment_texts(lines, s)), title_terms) if title_terms else 0.0 for s in segments
     ]
-    chosen = _paper_choice(segments, similarities)
-    return segments_extraction(PAPER_ALGORITHM, title, lines, segments, list(similarities), chosen, {})
+    chosen, reasons = _paper_choice(segments, similarities)
+    return segments_extraction(PAPER_ALGORITHM, title, lines, segments, list(similarities), chosen, reasons)
 
 
 def _paper_text(root: lxml.etree._Element) -> Iterable[str]:
@@ -144,17 +144,24 @@ class _SourceLines:
         return text
 
 
-def _paper_choice(segments: list[Segment], similarities: list[float]) -> set[int]:
+def _paper_choice(segments: list[Segment], similarities: list[float]) -> tuple[set[int], dict[int, str]]:
+    """The segments chosen (module docstring, stage 5), and the reason of each one chosen that is not
+    the densest, which `--explain` shows: a short article most like the title, and the segments of the
+    same density like the title that join it."""
     densest = max(range(len(segments)), key=lambda i: segments[i].density)
+    main, reasons = densest, {}
     if similarities[densest] < TITLE_SIMILARITY:
         # Case 1: a one- or two-sentence article is not the densest segment, but it resembles the title.
         similar = [i for i, sim in enumerate(similarities) if sim >= TITLE_SIMILARITY]
         if similar:
-            densest = max(similar, key=lambda i: (similarities[i], segments[i].density))
-    top = segments[densest].density
+            main = max(similar, key=lambda i: (similarities[i], segments[i].density))
+            reasons[main] = f"most like the title: the densest, #{densest}, is not"
+    top = segments[main].density
     # Case 2: an article spread over several segments of the same density, each like the title.
-    return {densest} | {
+    joined = {
         i
         for i, segment in enumerate(segments)
-        if segment.density >= SAME_DENSITY * top and similarities[i] >= TITLE_SIMILARITY
+        if i != main and segment.density >= SAME_DENSITY * top and similarities[i] >= TITLE_SIMILARITY
     }
+    reasons.update((i, f"as dense as #{main}, and like the title") for i in joined)
+    return {main} | joined, reasons

@@ -531,7 +531,14 @@ def test_paper_version_uses_the_title_for_a_short_article() -> None:
         "<div>Advertise with us and reach readers across the whole region every week</div>"
         "</body></html>"
     )
-    assert extract_paper(html).text == "The ferry strike ends today."
+    result = extract_paper(html)
+    assert result.text == "The ferry strike ends today."
+    # --explain said "densest" of it, while the first block, the densest, was left out.
+    densest = max(result.blocks, key=lambda block: block.density)
+    assert not densest.chosen, result.blocks
+    assert [(block.index, block.reason) for block in result.blocks if block.chosen] == [
+        (1, f"most like the title: the densest, #{densest.index}, is not")
+    ], result.blocks
 
 
 @pytest.mark.parametrize("case", GOLDEN_CASES, ids=[case["id"] for case in GOLDEN_CASES])
