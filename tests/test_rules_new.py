@@ -389,6 +389,23 @@ def test_a_missing_rules_folder_is_made_and_said_and_the_header_names_the_file(
     assert text.startswith(f"# {folder / 'fresh.yaml'}: drafted by `crawler rules new`")
 
 
+def test_the_commands_the_drafted_rule_names_are_written_as_the_crawler_was_run(
+    fake_sites: SiteServer, tmp_path: Path
+) -> None:
+    """The draft's header named `./run.sh crawler rules try` (CRAWLER_COMMAND, which run.sh exports) and
+    its schedule comment `crawler run` and `crawler temp`: both now name them the way crawler was run."""
+    site = Site(fake_sites, tmp_path, name="fresh")
+    url = fake_sites.url("/ids/index.html")
+    done = site.crawler("rules", "new", "fresh", url, "--allow-private", CRAWLER_COMMAND="./run.sh crawler")
+    assert done.returncode == 0, done.stderr
+    text = (site.rules / "fresh.yaml").read_text(encoding="utf-8")
+    assert "drafted by `./run.sh crawler rules new`" in text, text
+    assert (
+        "# schedule: {every: 1h}           # regular grabs (`./run.sh crawler run`); `./run.sh crawler temp`"
+        " crawls it now\n"
+    ) in text, text
+
+
 def test_rules_dir_is_taken_after_each_rules_action_as_before_the_command(
     fake_sites: SiteServer, tmp_path: Path
 ) -> None:

@@ -991,7 +991,8 @@ def _yaml(value: str) -> str:
 
 def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
     """The YAML of ``draft``'s rule, with comments saying what was guessed and from how many links;
-    ``path``: the file it is written to, as its first comment names it."""
+    ``path``: the file it is written to, as its first comment names it; ``command``: how ``crawler`` is
+    run, as the commands its comments name are written."""
     matched = len(draft.matched)
     owners = " and ".join(draft.domains)
     source = "feed" if draft.from_feed else "page"
@@ -1084,6 +1085,7 @@ def rule_text(draft: Draft, *, today: str, command: str, path: str) -> str:
         "politeness:",
         "  delay: 1                         # seconds between two requests to the site",
         "  concurrency: 2",
-        "# schedule: {every: 1h}           # regular grabs (`crawler run`); `crawler temp` crawls it now",
+        f"# schedule: {{every: 1h}}           # regular grabs (`{command} run`); `{command} temp` crawls it"
+        " now",
     ]
     return "\n".join(lines) + "\n"
