@@ -29,7 +29,7 @@ ensure_venv() {
     fi
 }
 
-# The commands `crawler` suggests in its messages are run the way it was run here.
+# `crawler` names itself the way it was run here: in its usage, help, messages and the commands they suggest.
 case "$0" in
     */*) runner=$0 ;;
     *) runner=./$0 ;;

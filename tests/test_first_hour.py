@@ -1078,6 +1078,30 @@ def test_a_global_option_after_the_command_says_where_it_goes(
     assert f"as in `./run.sh crawler {option} DIR COMMAND ...`" in run.stderr, run.stderr
 
 
+def test_the_help_usage_and_messages_of_crawler_run_through_run_sh_name_it_as_run(tmp_path: Path) -> None:
+    """`./run.sh crawler sites pause --help` said `usage: crawler sites pause` and the command's errors
+    `crawler sites pause: error:` while the commands they suggest said `./run.sh crawler ...`
+    (CRAWLER_COMMAND, which run.sh exports): the usage, the help, each line on stderr and the commands
+    suggested now all name the command the way it was run."""
+    run = {"CRAWLER_COMMAND": "./run.sh crawler"}
+    helped = crawler("sites", "pause", "--help", cwd=tmp_path, env=run)
+    assert helped.code == 0, helped.stderr
+    assert helped.stdout.startswith("usage: ./run.sh crawler sites pause [-h] SITE\n"), helped.stdout
+    assert "`./run.sh crawler status` shows it PAUSED" in " ".join(helped.stdout.split()), helped.stdout
+    unknown = crawler("status", "--json", cwd=tmp_path, env=run)
+    assert unknown.code == 2, unknown.stderr
+    assert unknown.stderr.startswith("usage: ./run.sh crawler status "), unknown.stderr
+    assert unknown.stderr.splitlines()[-1] == (
+        "./run.sh crawler status: error: unrecognized arguments: --json; did you mean '--format json'?"
+        " (`./run.sh crawler status --help` lists its options)"
+    ), unknown.stderr
+    told = crawler("extract", "no-such-page.html", cwd=tmp_path, env=run)
+    assert told.code == 2, told.stderr
+    assert told.stderr.startswith("./run.sh crawler extract: error: no such file: 'no-such-page.html'"), (
+        told.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("command", "said"),
     [

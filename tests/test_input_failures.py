@@ -136,8 +136,8 @@ def test_the_warning_of_other_broken_rule_files_suggests_checking_the_folder_as_
     done = site.crawler(*given, "temp", site.name, *FAST_ARGS, CRAWLER_COMMAND="./run.sh crawler")
     assert done.returncode == 0 and "stored 1 article" in done.stdout, done.stdout + done.stderr[-3000:]
     assert (
-        f"crawler temp: warning: 1 other rule file has errors: b.yaml; see `./run.sh crawler --rules-dir"
-        f" {site.rules} rules check`"
+        "./run.sh crawler temp: warning: 1 other rule file has errors: b.yaml; see `./run.sh crawler"
+        f" --rules-dir {site.rules} rules check`"
     ) in done.stderr.splitlines(), done.stderr[-3000:]
 
 

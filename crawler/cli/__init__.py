@@ -7,6 +7,8 @@ from __future__ import annotations
 import signal
 import sys
 
+from crawler.commandline import command_name
+
 # A script's background job (`crawler temp SITE &`) starts with SIGINT ignored, its shell's doing, which
 # Scrapy overrides once a crawl runs: every command stops on Ctrl-C (`kill -INT`) from its start instead,
 # its modules still loading, Redis starting or its job being queued, as it does later.
@@ -18,7 +20,7 @@ try:
 except KeyboardInterrupt:
     # Ctrl-C while the command's modules load (about half a second), before main() can say it: said as
     # main() says it, with its exit code (EXIT_INTERRUPTED, not importable yet).
-    sys.stderr.write("crawler: interrupted\n")
+    sys.stderr.write(f"{command_name()}: interrupted\n")
     raise SystemExit(130) from None
 
 __all__ = ["main"]

@@ -160,8 +160,14 @@ class _Parser(argparse.ArgumentParser):
         # What this parser has read of its arguments so far: a SITE left out is said after the others.
         self.read = argparse.Namespace()
 
+    @property
+    def command(self) -> str:
+        """The command this parser reads, as typed after ``crawler`` (``rules try``; empty for
+        ``crawler``'s own parser), whatever the way ``crawler`` is run (its ``prog``: command_name())."""
+        return self.prog.removeprefix(command_name()).strip()
+
     def print_help(self, file: SupportsWrite[str] | None = None) -> None:
-        running(self.prog.partition(" ")[2])
+        running(self.command)
         super().print_help(file)
 
     def parse_known_args(  # type: ignore[override]
@@ -173,7 +179,7 @@ class _Parser(argparse.ArgumentParser):
         self.read = argparse.Namespace() if namespace is None else namespace
         parsed, extras = super().parse_known_args(args, self.read)
         commands = any(isinstance(action, argparse._SubParsersAction) for action in self._actions)
-        if extras and " " in self.prog and not commands:
+        if extras and self.command and not commands:
             options = [option for action in self._actions for option in action.option_strings]
             choices = _choices_as_options(self._actions)
             close = [
@@ -184,7 +190,7 @@ class _Parser(argparse.ArgumentParser):
             message = f"unrecognized arguments: {' '.join(extras)}"
             if not any(_global_option(word) for word in extras):
                 # A global option after the command is said by error() where it goes instead.
-                help_command = suggest(f"{self.prog.partition(' ')[2]} --help")
+                help_command = suggest(f"{self.command} --help")
                 message += f"{next(filter(None, close), '')} (`{help_command}` lists its options)"
             self.error(message)
         return parsed, extras
@@ -198,7 +204,7 @@ class _Parser(argparse.ArgumentParser):
             (choices,) = (
                 action.choices for action in self._actions if isinstance(action, argparse._SubParsersAction)
             )
-            help_command = suggest(f"{self.prog.partition(' ')[2]} --help".lstrip())
+            help_command = suggest(f"{self.command} --help".lstrip())
             message += f" (one of: {', '.join(choices)}; `{help_command}` says what each does)"
         if message.startswith("unrecognized arguments:"):
             # The arguments alone: not the hint parse_known_args adds, whose command may hold a global option.
@@ -275,7 +281,8 @@ _INVALID_COMMAND_RE = re.compile(r"argument COMMAND: invalid choice: '([^']*)'")
 def build_parser() -> argparse.ArgumentParser:
     """The ``crawler`` parser: global options and one sub-parser per command."""
     parser = _Parser(
-        prog="crawler",
+        # As the user runs it (``./run.sh crawler`` sets CRAWLER_COMMAND): its usage, help and errors say so.
+        prog=command_name(),
         description="A focused web crawler service: site rules, regular and temp grabs, article extraction.",
         epilog=EXIT_CODES_HELP,
         formatter_class=_HelpFormatter,
@@ -636,8 +643,9 @@ def _add_sites(commands: Any) -> None:
         description=(
             "Pause SITE: the scheduler queues no regular grab of it, and workers take none of its queued"
             " requests (they are held, not dropped: retries come back to them); the requests being fetched"
-            " end as usual. `crawler status` shows it PAUSED; `crawler temp SITE` refuses it, and one"
-            " running stops once its pages being fetched are in (exit 1), to go on after the resume."
+            f" end as usual. `{command_name()} status` shows it PAUSED; `{command_name()} temp SITE` refuses"
+            " it, and one running stops once its pages being fetched are in (exit 1), its other requests"
+            " held until the resume."
         ),
     )
     pause.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
@@ -662,9 +670,9 @@ def _add_sites(commands: Any) -> None:
             " the validators and sitemap dates that make a grab read only what changed, its last temp"
             " crawl, a discover rule's frontier), so its next grab is a new rule's first and reads it"
             " whole; with --articles, delete its stored articles too. Its seen URLs stay seen: the Bloom"
-            " filter is shared by every site and cannot remove one (`crawler temp SITE --again` fetches"
-            " the articles its index pages link to again; a discover crawl reads a page seen before only as"
-            " a seed). Asks first, unless --yes."
+            " filter is shared by every site and cannot remove one"
+            f" (`{command_name()} temp SITE --again` fetches the articles its index pages link to again; a"
+            " discover crawl reads a page seen before only as a seed). Asks first, unless --yes."
         ),
     )
     forget.add_argument("site", metavar="SITE", help="site id (the rule file's name without .yaml)")
@@ -714,9 +722,11 @@ def _add_dead(commands: Any) -> None:
 
 def _add_selection(parser: argparse.ArgumentParser, *, ids: bool) -> None:
     parser.add_argument("--site", help="one site's dead letters")
-    parser.add_argument("--job", help="one job's dead letters (the id `crawler temp` printed)")
+    parser.add_argument("--job", help=f"one job's dead letters (the id `{command_name()} temp` printed)")
     if ids:
-        parser.add_argument("ids", nargs="*", metavar="ID", help="dead letters by id (`crawler dead list`)")
+        parser.add_argument(
+            "ids", nargs="*", metavar="ID", help=f"dead letters by id (`{command_name()} dead list`)"
+        )
         parser.add_argument(
             "--all", action="store_true", help="every dead letter (with --site/--job: theirs)"
         )

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
+from crawler.commandline import command_name
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -39,13 +41,14 @@ MIN_PAGES_WIDTH = 5
 # Terminal control characters (C0 but tab and newline, DEL, C1).
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-# The command being run, as typed (``crawler rules try``): what every line :func:`tell` writes starts with.
-_command = ["crawler"]
+# The command being run, as typed after ``crawler`` (``rules try``): what every line :func:`tell` writes
+# starts with, after the way ``crawler`` is run (``crawler``, ``./run.sh crawler``: command_name()).
+_command: list[str] = []
 
 
 def running(command: str) -> None:
     """Record the command being run, as typed after ``crawler`` (``rules try``), for :func:`tell`."""
-    _command[:] = ["crawler", *command.split()]
+    _command[:] = command.split()
 
 
 @contextmanager
@@ -65,11 +68,12 @@ def table_console(piped_width: int = PIPED_WIDTH) -> Iterator[Console]:
 
 def tell(kind: Literal["note", "warning", "error"] | None, message: str) -> None:
     """``message`` on stderr after the command as typed and its ``kind`` (None: an end, such as
-    ``interrupted`` or ``exported 48 articles``, with no kind): ``crawler rules try: note: ...``, as
-    argparse writes its usage errors. Each line of a message of several (the errors of a rule file) starts
+    ``interrupted`` or ``exported 48 articles``, with no kind): ``crawler rules try: note: ...``
+    (``./run.sh crawler rules try: note: ...`` run through ``./run.sh``), as argparse writes its usage
+    errors. Each line of a message of several (the errors of a rule file) starts
     so. Terminal control characters are left out: a message may quote what a site sent (a Content-Type,
     a URL)."""
-    prefix = ": ".join([" ".join(_command), *([kind] if kind else [])])
+    prefix = ": ".join([" ".join([command_name(), *_command]), *([kind] if kind else [])])
     for line in message.splitlines() or [""]:
         print(f"{prefix}: {printable(line)}", file=sys.stderr)
 
