@@ -104,6 +104,22 @@ def test_a_resumed_site_whose_rule_has_no_schedule_is_told_no_regular_grab_comes
         redis_client.delete(Keys("crawler").grab(SITE))
 
 
+def test_a_site_resumed_before_its_first_grab_is_told_when_its_rule_schedules_it(
+    folder: Path, redis_server: str
+) -> None:
+    """A site paused before any scheduler planned its grabs (no `next` in Redis), resumed: it said "its
+    first regular grab, if its rule has a schedule, is queued at the scheduler's next tick", while its rule,
+    in the rules folder of the command, says every 20m: now it says when, as the rule schedules it."""
+    assert "schedule:\n  every: 20m\n" in (folder / "rules" / f"{SITE}.yaml").read_text(encoding="utf-8")
+    assert crawler(folder, redis_server, "sites", "pause", SITE).code == 0
+    resumed = crawler(folder, redis_server, "sites", "resume", SITE)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.stdout == (
+        f"resumed {SITE}: workers take its queued requests again (0 now); its first regular grab is queued"
+        " at the scheduler's next tick\n"
+    ), resumed.stdout
+
+
 def test_a_paused_site_is_said_by_schedule_refused_by_temp_and_resumed_due_at_once(
     folder: Path, redis_server: str, redis_client: redis.Redis
 ) -> None:

@@ -99,7 +99,7 @@ def run_resume(args: argparse.Namespace) -> int:
     if unscheduled is not None:
         grab = unscheduled
     elif due is None:
-        grab = "its first regular grab, if its rule has a schedule, is queued at the scheduler's next tick"
+        grab = _first_grab(folder, args.site)
     elif float(due) <= shared_now():
         grab = "its regular grab, due since the pause, is queued at the scheduler's next tick"
     else:
@@ -252,6 +252,22 @@ def _unscheduled(folder: Path, site: str) -> str | None:
     if rule.every is not None or rule.cron is not None:
         return None
     return _no_schedule(site)
+
+
+def _first_grab(folder: Path, site: str) -> str:
+    """When the first regular grab of ``site``, resumed before any scheduler planned one, comes: as its
+    rule in ``folder`` schedules it; hedged when that rule is not there or does not load (the scheduler's
+    may be on another machine)."""
+    path = folder / f"{site}{RULE_SUFFIX}"
+    try:
+        rule = load_rule(path) if path.is_file() else None
+    except RuleErrors:
+        rule = None
+    if rule is not None and rule.cron is not None:
+        return f"its first regular grab is at its cron expression's next time ({rule.cron})"
+    if rule is not None and rule.every is not None:
+        return "its first regular grab is queued at the scheduler's next tick"
+    return "its first regular grab, if its rule has a schedule, is queued at the scheduler's next tick"
 
 
 def _no_schedule(site: str) -> str:
