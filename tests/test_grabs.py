@@ -777,7 +777,7 @@ def test_a_grab_or_a_304_that_changes_the_period_logs_it_once_with_the_next_grab
     said = [(record.levelno, record.getMessage()) for record in caplog.records]
     changes = [  # why, the period now, before, the next grab (10:00 plus the visit's offset and the period),
         # and the next grab the line before said (none before the first: no scheduler claimed this grab)
-        ("its grab found 3 new articles", "16m", "20m", "10:16:00", ""),
+        ("its first index page gave 3 new article links", "16m", "20m", "10:16:00", ""),
         (
             "its grab was answered 304 Not Modified",
             "22m24s",
@@ -785,9 +785,27 @@ def test_a_grab_or_a_304_that_changes_the_period_logs_it_once_with_the_next_grab
             "10:38:24",
             " (was 2026-11-22T10:16:00Z)",
         ),
-        ("its grab found 1 new article", "17m55s", "22m24s", "10:56:19", " (was 2026-11-22T10:38:24Z)"),
-        ("its grab found 0 new articles", "25m05s", "17m55s", "11:21:24", " (was 2026-11-22T10:56:19Z)"),
-        ("its grab found 0 new articles", "30m", "25m05s", "11:51:24", " (was 2026-11-22T11:21:24Z)"),
+        (
+            "its first index page gave 1 new article link",
+            "17m55s",
+            "22m24s",
+            "10:56:19",
+            " (was 2026-11-22T10:38:24Z)",
+        ),
+        (
+            "its first index page gave 0 new article links",
+            "25m05s",
+            "17m55s",
+            "11:21:24",
+            " (was 2026-11-22T10:56:19Z)",
+        ),
+        (
+            "its first index page gave 0 new article links",
+            "30m",
+            "25m05s",
+            "11:51:24",
+            " (was 2026-11-22T11:21:24Z)",
+        ),
     ]
     assert said == [
         (
@@ -905,8 +923,8 @@ def test_a_grab_that_moves_the_next_one_says_which_time_it_replaces(
     queued, adapted = (record.getMessage() for record in caplog.records)
     assert queued.endswith("; next at 2026-11-22T10:20:00Z"), queued
     assert adapted == (
-        "demo-citynews: its grab found 3 new articles: its period is now 16m (was 20m); next grab at"
-        " 2026-11-22T10:16:00Z (was 2026-11-22T10:20:00Z)"
+        "demo-citynews: its first index page gave 3 new article links: its period is now 16m (was 20m); next"
+        " grab at 2026-11-22T10:16:00Z (was 2026-11-22T10:20:00Z)"
     ), adapted
 
 

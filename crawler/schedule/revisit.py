@@ -161,7 +161,7 @@ class Revisits:
                 rule.site,
                 "its grab was answered 304 Not Modified"
                 if not_modified
-                else f"its grab found {counted(found_new, 'new article')}",
+                else f"its first index page gave {counted(found_new, 'new article link')}",
                 span(float(interval)),
                 span(float(previous)),
                 when(float(following)),
