@@ -4,6 +4,7 @@ articles waiting in its MongoDB spool (docs/cli.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from test_first_hour import crawler, demo_rule
 
 from crawler.cli.crawl import _leftovers
 from crawler.config import crawl_settings
+from crawler.demo import DEMO_PORT
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
 from crawler.redisio.embedded import EmbeddedRedis, process_running
@@ -227,6 +229,30 @@ def test_demo_serve_says_where_it_serves_once(tmp_path: Path) -> None:
     assert origin not in err, err[-3000:]
 
 
+def test_demo_serve_on_its_port_taken_says_so_as_a_note_on_stderr(tmp_path: Path) -> None:
+    """`crawler demo --serve` with 8631 taken wrote "Port 8631 is taken: ..." on stderr alone, without the
+    `crawler demo: note:` every other line a command writes there starts with."""
+    with contextlib.ExitStack() as stack:
+        holder = stack.enter_context(socket.socket())
+        try:
+            holder.bind(("127.0.0.1", DEMO_PORT))
+            holder.listen()
+        except OSError:
+            pass  # taken by another process already
+        serving = _start("demo", "--serve", cwd=tmp_path)
+        try:
+            assert serving.stdout is not None
+            assert serving.stdout.readline().startswith("Serving the demo sites on")
+            serving.send_signal(signal.SIGINT)
+            _, err = serving.communicate(timeout=60)
+        finally:
+            _stop(serving)
+    assert (
+        f"crawler demo: note: Port {DEMO_PORT} is taken: the demo sites use a free port instead."
+        in err.splitlines()
+    ), err[-3000:]
+
+
 # --- what an interrupted `crawler demo --keep` left in its queue -----------------------------------------
 
 DEMO_STATUS = ("--data-dir", "data/demo", "--rules-dir", "data/demo/rules", "status", "--format", "json")
@@ -341,6 +367,9 @@ def test_a_demo_served_with_keep_drops_what_a_demo_on_another_port_left(tmp_path
         _stop(serving)
     said = [line for line in err.splitlines() if "stopped before its end" in line]
     assert len(said) == 1 and "3 requests" in said[0] and gone in said[0], err[-3000:]
+    # Served, the demo's stdout holds the commands that crawl the sites: its own lines are notes on stderr,
+    # as every command words its stderr lines.
+    assert said[0].startswith("crawler demo: note: An earlier demo on "), said
     status = crawler(*DEMO_STATUS, cwd=tmp_path)
     queue = json.loads(status.stdout)["queue"]
     assert (queue["queued"], queue["leased"], queue["waiting"], queue["dead_letters"]) == (0, 0, 0, 0), queue
@@ -354,6 +383,7 @@ DEMO_SITES = ["demo-citynews", "demo-huaxia", "demo-techdaily"]
 _ANOTHER_DEMO = """
 import sys
 from crawler.config import crawl_settings
+from crawler.demo import DEMO_PORT
 from crawler.keys import Keys
 from crawler.redisio.connection import connect
 from crawler.requests import enqueue_job

@@ -964,6 +964,15 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
     from crawler.demo.server import DemoError, DemoServer  # noqa: PLC0415 - loaded for the demo only
 
     console = Console(stderr=args.serve)
+
+    def note(text: str) -> None:
+        """A line of the demo's own report; served (``--serve``), a note on stderr, as other commands say
+        theirs, its stdout left to the commands that crawl the sites."""
+        if args.serve:
+            tell("note", text)
+        else:
+            console.print(text, markup=False, soft_wrap=True)
+
     server = DemoServer(port=DEMO_PORT if args.port is None else args.port)
     try:
         server.start()
@@ -976,9 +985,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
             if args.keep
             else ""
         )
-        console.print(
-            f"Port {DEMO_PORT} is taken: the demo sites use a free port instead.{kept}", markup=False
-        )
+        note(f"Port {DEMO_PORT} is taken: the demo sites use a free port instead.{kept}")
         server = DemoServer(port=0).start()
     with server:
         demo_rules = _demo_rules(directory / "rules", server.origin)
@@ -996,7 +1003,7 @@ def _demo(args: argparse.Namespace, config: Config, directory: Path) -> int:
                 queue_in_job(queue, leftovers.pop(server.origin, {}))
                 client.close()
             for line in _leftovers_said(server.origin, 0, leftovers, waiting):
-                console.print(line, markup=False, soft_wrap=True)
+                note(line)
             return _serve(server.origin, directory, sorted(ruleset.rules))
         console.print(f"Demo sites on {server.origin}: {', '.join(sorted(ruleset.rules))}", markup=False)
         config = config.replace(data_dir=directory, rules_dir=demo_rules)
