@@ -250,6 +250,20 @@ def test_a_retry_after_the_week_ended_updates_last_weeks_document(store: Store) 
     assert newest is not None and newest["week"] == "2027w02"
 
 
+def test_a_refetch_whose_clock_went_back_over_the_weeks_end_makes_no_second_document(store: Store) -> None:
+    """A clock set back an hour over Monday's midnight (it ran ahead, NTP set it right): the page stored at
+    Monday 00:30 by it, fetched again at what reads Sunday 23:35, is the same document, an older fetch that
+    changes nothing; it is not stored anew in the Sunday's week."""
+    url = "http://news.test/a"
+    assert store.upsert(article(url, "2026-11-30T00:30:00Z")).new
+    again = store.upsert(article(url, "2026-11-29T23:35:00Z", title="Fetched by the clock set back"))
+    assert again.outcome == "unchanged"
+    assert store.weeks() == ["2026w49"]
+    assert store.count() == 1
+    document = store.get(url)
+    assert document is not None and document["title"] == f"Title of {url}"
+
+
 def test_upsert_many_reports_each_article_and_validates_before_writing(store: Store) -> None:
     items = [article(f"http://news.test/{n}", f"2026-11-2{n % 3}T10:00:00Z") for n in range(10)]
     assert outcomes(store.upsert_many(items)) == ["new"] * 10

@@ -39,8 +39,9 @@ Weekly stores: a document lives in the store of the ISO week of its first fetch 
 UTC: 2027-01-01 belongs to ``2026w53``). Upserts: the URL is unique, so a retried or re-fetched item never
 makes a second document; a re-fetch replaces every field but ``id``, ``url``, ``first_seen``, ``week``,
 ``reposts`` and ``redirected_from`` (which it adds to); a fetch older than the stored one changes nothing.
-A re-fetch is looked up in its own week and the week before, so a retry across the Sunday/Monday midnight
-updates last week's document.
+A re-fetch is looked up in its own week and the weeks before and after, so a retry across the Sunday/Monday
+midnight updates last week's document, and a re-fetch by a clock set back over it (NTP) finds next
+week's document.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ __all__ = [
     "format_timestamp",
     "make_document",
     "merged_redirects",
+    "neighbour_weeks",
     "parse_timestamp",
     "parse_week",
     "previous_week",
@@ -156,6 +158,13 @@ def week_bounds(name: str) -> tuple[datetime, datetime]:
 def previous_week(name: str) -> str:
     """Name of the ISO week before ``name``: ``2027w01`` -> ``2026w53``."""
     return week_of(week_bounds(name)[0] - timedelta(days=1))
+
+
+def neighbour_weeks(name: str) -> tuple[str, str]:
+    """The weeks a document of week ``name`` may be stored in already, besides its own: the week before
+    (a retry across Monday's midnight) and the week after (a clock set back over it, as NTP does to a
+    clock that ran ahead), in that order."""
+    return previous_week(name), week_of(week_bounds(name)[1])
 
 
 def weeks_between(lower: datetime, upper: datetime) -> list[str]:

@@ -72,8 +72,8 @@ from crawler.store.document import (
     KEPT_WHEN_NONE,
     UPDATED_FIELDS,
     format_timestamp,
+    neighbour_weeks,
     parse_week,
-    previous_week,
     repost_record,
 )
 from crawler.store.spool import Spool
@@ -343,7 +343,7 @@ class MongoStore(Store):
         unknown = [
             d
             for d in documents
-            if not {(d["week"], d["url"]), (previous_week(d["week"]), d["url"])} & stored.keys()
+            if not {(week, d["url"]) for week in (d["week"], *neighbour_weeks(d["week"]))} & stored.keys()
         ]
         bodied = [d for d in documents if d["body"]]
         paragraphs = {d["url"]: fingerprint.paragraph_hashes(d["body"]) for d in bodied}
@@ -376,8 +376,10 @@ class MongoStore(Store):
         bodies: dict[str, str | None] = {}  # this batch's new documents: candidates not written yet
         for document in documents:
             url = document["url"]
-            previous = previous_week(document["week"])
-            home = previous if (previous, url) in stored else document["week"]
+            home = next(
+                (week for week in neighbour_weeks(document["week"]) if (week, url) in stored),
+                document["week"],
+            )
             known = stored.get((home, url))
             same_job = known is not None and known[1] is not None and known[1] == document["job"]
             if known is not None and document["fetched_at"] < known[0]:
@@ -498,11 +500,11 @@ class MongoStore(Store):
     def _stored(
         self, documents: Sequence[Mapping[str, Any]]
     ) -> dict[tuple[str, str], tuple[str, str | None]]:
-        """``(week, url) -> (fetched_at, job)`` of the batch's URLs held by their own week or the week
-        before."""
+        """``(week, url) -> (fetched_at, job)`` of the batch's URLs held by their own week or a week beside
+        it (:func:`~crawler.store.document.neighbour_weeks`)."""
         urls_by_week: dict[str, set[str]] = {}
         for document in documents:
-            for week in (document["week"], previous_week(document["week"])):
+            for week in (document["week"], *neighbour_weeks(document["week"])):
                 urls_by_week.setdefault(week, set()).add(document["url"])
         stored = {}
         for week, urls in urls_by_week.items():

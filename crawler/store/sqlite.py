@@ -84,8 +84,8 @@ from crawler.store.document import (
     KEPT_WHEN_NONE,
     format_timestamp,
     merged_redirects,
+    neighbour_weeks,
     parse_week,
-    previous_week,
     published_utc,
     repost_record,
 )
@@ -258,12 +258,14 @@ class SqliteStore(Store):
         return results
 
     def _homes(self, documents: Sequence[Mapping[str, Any]]) -> list[str]:
-        """The week each document is written to: the week before its own if that week holds its URL."""
-        urls_by_previous: dict[str, list[str]] = {}
+        """The week each document is written to: the week before its own, or the week after, if that week
+        holds its URL (:func:`~crawler.store.document.neighbour_weeks`)."""
+        urls_by_week: dict[str, list[str]] = {}
         for document in documents:
-            urls_by_previous.setdefault(previous_week(document["week"]), []).append(document["url"])
+            for week in neighbour_weeks(document["week"]):
+                urls_by_week.setdefault(week, []).append(document["url"])
         held: set[tuple[str, str]] = set()
-        for week, urls in urls_by_previous.items():
+        for week, urls in urls_by_week.items():
             connection = self._open(week, create=False)
             if connection is None:
                 continue
@@ -275,8 +277,10 @@ class SqliteStore(Store):
                 raise self._unread(week, exc) from exc
         homes = []
         for document in documents:
-            previous = previous_week(document["week"])
-            homes.append(previous if (previous, document["url"]) in held else document["week"])
+            neighbours = [
+                week for week in neighbour_weeks(document["week"]) if (week, document["url"]) in held
+            ]
+            homes.append(neighbours[0] if neighbours else document["week"])
         return homes
 
     def _write(
