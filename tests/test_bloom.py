@@ -162,6 +162,24 @@ def test_a_client_with_other_settings_is_refused(redis_client: redis.Redis) -> N
         RedisBloom(redis_client, KEY, capacity=1000, error_rate=0.01)
 
 
+@pytest.mark.parametrize("field", ["slices", "last_count"])
+def test_a_count_of_the_metadata_that_is_no_number_is_refused_naming_it_and_the_fix(
+    redis_client: redis.Redis, field: str
+) -> None:
+    """The metadata hash written by hand or by another program (`HSET test:bloom:meta slices abc`): a
+    BloomError naming the field, its value and how to set it back, not int()'s ValueError (a traceback of
+    `crawler temp` in the fault hunt)."""
+    RedisBloom(redis_client, KEY, capacity=1000, error_rate=TARGET).add_many(["http://a.test/1"])
+    redis_client.hset(f"{KEY}:meta", field, "abc")
+    with pytest.raises(BloomError) as refused:
+        RedisBloom(redis_client, KEY, capacity=1000, error_rate=TARGET)
+    assert str(refused.value).startswith(
+        f"Bloom filter {KEY}: {KEY}:meta field '{field}' is 'abc', not a count, so the seen URLs cannot be"
+        f" read: set it back, `HSET {KEY}:meta {field} N` (N: "
+    )
+    assert f"or delete the keys {KEY}:* to start an empty filter" in str(refused.value)
+
+
 def test_a_whole_number_given_as_a_float_sizes_the_filter_as_that_whole_number(
     redis_client: redis.Redis,
 ) -> None:

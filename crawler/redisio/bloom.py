@@ -394,8 +394,27 @@ class RedisBloom:
                     f" was given {value!r}; every worker must use the same BLOOM_ settings (restore them, or"
                     f" delete the keys {self.key}:* to start an empty filter)"
                 )
-        self._known = int(stored[len(wanted)] or 0)
-        self._last_count = int(stored[len(wanted) + 1] or 0)
+        self._known = self._count_field("slices", stored[len(wanted)])
+        self._last_count = self._count_field("last_count", stored[len(wanted) + 1])
+
+    def _count_field(self, name: str, found: str | None) -> int:
+        """The metadata's count ``name`` as read (``found``; none yet is 0); a BloomError when it is no
+        whole number (the hash written by another program, or by hand), which the filter's script would
+        read as 0, growing a slice anew over those it has."""
+        if found is None or (found.isascii() and found.isdigit()):
+            return int(found or 0)
+        meaning = {
+            "slices": f"the number of keys {self.key}:s0, {self.key}:s1, ... that exist",
+            "last_count": (
+                "the URLs added to the last slice; its capacity, BLOOM_CAPACITY x BLOOM_GROWTH^(slices - 1),"
+                " is safe: the next URL begins a new slice"
+            ),
+        }[name]
+        raise BloomError(
+            f"Bloom filter {self.key}: {self.meta_key} field {name!r} is {found!r}, not a count, so the seen"
+            f" URLs cannot be read: set it back, `HSET {self.meta_key} {name} N` (N: {meaning}), or delete"
+            f" the keys {self.key}:* to start an empty filter (the URLs seen are then fetched again)"
+        )
 
     @property
     def keys(self) -> list[str]:
