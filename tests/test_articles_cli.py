@@ -1316,10 +1316,16 @@ def _damage(path: Path, damage: str) -> None:
     three quarters but those of its schema, which SQLite reads as it opens the file: malformed), or
     (``schema``) the pages of its schema but the first (which a -wal file beside it holds once the file has
     grown; the others change only with the schema: malformed as it opens) with 0xff bytes; or
-    (``unreadable``) put a folder in its place."""
+    (``unreadable``) put a folder in its place, or (``emptied``) cut it to 0 bytes (a copy onto it that
+    failed, a redirection `>` onto it) an hour ago."""
     if damage == "unreadable":
         path.unlink()
         path.mkdir()
+        return
+    if damage == "emptied":
+        path.write_bytes(b"")
+        an_hour_ago = time.time() - 3600
+        os.utime(path, (an_hour_ago, an_hour_ago))
         return
     raw = bytearray(path.read_bytes())
     if damage == "header":
@@ -1394,6 +1400,12 @@ DAMAGE_MESSAGES = {
         "open",
         "unable to open database file; the file cannot be read: make it a file the crawler's user may read"
         " and write, restore it from a backup",
+    ),
+    "emptied": (
+        "open",
+        "the file is empty (0 bytes), where the crawler makes a week's file with its tables in it: what it"
+        " held is lost (a copy or restore onto it that failed, a redirection `>` onto it, or a crawler killed"
+        " as it made the file); restore it from a backup",
     ),
 }
 
@@ -1656,6 +1668,8 @@ def test_a_damaged_old_week_leaves_out_only_its_articles_with_a_warning_and_exit
     assert code == 1, err
     assert [json.loads(line)["url"] for line in out.splitlines()] == [d["url"] for d in reversed(kept)]
     warned_once(err, "list")
+    if damage == "emptied":
+        assert damaged.stat().st_size == 0, "a reader makes no empty week of it, which would hide the loss"
 
 
 def test_a_damaged_week_asked_for_with_week_is_an_error_and_the_other_weeks_read_as_before(

@@ -53,6 +53,7 @@ import resource
 import sqlite3
 import struct
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -157,6 +158,9 @@ _STATS = (
     ") GROUP BY site ORDER BY site"
 )
 # SQLite's primary result codes for a file that is damaged, or that cannot be opened or read.
+# A week's file is empty from its making (open) until its first write (the switch to WAL mode, at once by
+# the first process to make it): an empty file older than this was left so, or emptied.
+_MAKING_SECONDS = 60
 _DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
 # Failures to make or grow the -shm file beside a week's file, which every reader needs: a full disk.
@@ -863,6 +867,8 @@ class SqliteStore(Store):
         exists = path.exists()
         if not create and not exists:
             return None
+        if exists and self.skip_damaged:
+            _check_not_emptied(path)
         in_place = exists and _read_in_place(path)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -1105,6 +1111,15 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
     code = sqlite_code(exc)
     if code not in _DAMAGED_CODES | _UNREADABLE_CODES:
         return ""
+    restore = _restore_advice(path)
+    if code in _DAMAGED_CODES:
+        return f"; the file is damaged: {restore}"
+    return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
+
+
+def _restore_advice(path: Path) -> str:
+    """What to do with the week's file ``path`` that cannot be read: restore it or move it out, with the
+    ``-wal`` and ``-shm`` files that hold writes beside it."""
     restore = (
         "restore it from a backup (docs/operations.md, 'Backing up a week'), or move it out of the folder to"
         " go on without that week's articles"
@@ -1116,9 +1131,26 @@ def _damage_hint(exc: sqlite3.Error, path: Path) -> str:
             " first: SQLite applies the writes of a -wal file to the database file of its name, a backup"
             " copied in too"
         )
-    if code in _DAMAGED_CODES:
-        return f"; the file is damaged: {restore}"
-    return f"; the file cannot be read: make it a file the crawler's user may read and write, {restore}"
+    return restore
+
+
+def _check_not_emptied(path: Path) -> None:
+    """A DamagedWeekError when the week's file ``path`` is empty (0 bytes) and was last changed
+    ``_MAKING_SECONDS`` ago or more: the crawler makes a week's file with its tables in it, so what it held
+    was lost. SQLite would read it as an empty week,
+    and the store's opening would write the tables into it, hiding the loss. A younger one may be a file
+    another process is making."""
+    try:
+        found = path.stat()
+    except OSError:
+        return
+    if found.st_size or time.time() - found.st_mtime < _MAKING_SECONDS:
+        return
+    raise DamagedWeekError(
+        f"cannot open the article store {path}: the file is empty (0 bytes), where the crawler makes a"
+        " week's file with its tables in it: what it held is lost (a copy or restore onto it that failed, a"
+        f" redirection `>` onto it, or a crawler killed as it made the file); {_restore_advice(path)}"
+    )
 
 
 def _damaged_hint(exc: sqlite3.Error, path: Path) -> str:
