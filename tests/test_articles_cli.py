@@ -910,6 +910,15 @@ def test_export_to_a_folder_is_refused_before_it_starts(
     assert code == 2
     assert f"the folder {missing.parent} does not exist" in err, err
     assert sorted(path.name for path in tmp_path.iterdir()) == ["exports"], "no .part file left"
+    # A file where a folder of the path goes is named: no folder can be made there first.
+    in_the_way = tmp_path / "notes.txt"
+    in_the_way.write_text("a file\n", encoding="utf-8")
+    code, _, err = articles(capsys, monkeypatch, crawled, "export", "-o", str(in_the_way / "x" / "out.csv"))
+    assert code == 2
+    assert (
+        f"crawler articles export: error: -o {in_the_way / 'x' / 'out.csv'}: {in_the_way} is a file, not a"
+        " folder: give a path in a folder"
+    ) in err, err
 
 
 def test_export_to_dash_writes_to_stdout(

@@ -39,7 +39,7 @@ from crawler.cli.parser import NESTED_FIELD
 from crawler.cli.terminal import output_advice, printable, table_console, tell
 from crawler.commandline import command_name, counted, did_you_mean, suggest
 from crawler.config import Config
-from crawler.errors import CrawlerError, InputError
+from crawler.errors import CrawlerError, InputError, file_in_the_way
 from crawler.redisio.connection import connect, resolve_redis_url
 from crawler.redisio.embedded import AOF_FILE, RedisUnavailableError, server_directory
 from crawler.store import DOCUMENT_FIELDS, Store, open_store
@@ -484,6 +484,15 @@ def _export_target(output: str | None, form: str) -> Path | None:
             f" ({target / f'articles.{form}'}, say), or - for stdout"
         )
     if not target.parent.is_dir():
+        try:
+            in_the_way = file_in_the_way(target.parent)
+        except PermissionError:
+            in_the_way = None
+        if in_the_way is not None:
+            raise InputError(
+                f"-o {output}: {in_the_way} is a file, not a folder: give a path in a folder (or move the"
+                " file away and make the folder)"
+            )
         raise InputError(f"-o {output}: the folder {target.parent} does not exist: make it first")
     if target.is_symlink():
         # A link to a file not made yet is fine (the export makes it); one that leads back to itself
