@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -1255,6 +1256,36 @@ def test_a_site_of_an_empty_rules_folder_names_the_folder_as_holding_no_rule_fil
         "no rule for site 'gazette': 'rules/gazette.yaml' does not exist (the folder 'rules' holds no rule"
         " file)"
     )
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda path: path.mkdir(),
+            "no rule for site 'gazette': 'rules/gazette.yaml' is a folder, not a rule file: move it away and"
+            " put the site's rule, a YAML file (docs/rules.md), in its place (sites: citynews)",
+        ),
+        (
+            lambda path: path.symlink_to(path.name),
+            "no rule for site 'gazette': 'rules/gazette.yaml' is a symbolic link that cannot be followed (Too"
+            " many levels of symbolic links): point it at the site's rule file, or put the file in its place"
+            " (sites: citynews)",
+        ),
+    ],
+    ids=["folder", "symlink-loop"],
+)
+def test_a_site_whose_rule_path_is_no_file_says_what_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Callable[[Path], None], said: str
+) -> None:
+    """`crawler temp gazette` said "'rules/gazette.yaml' does not exist" of a folder of that name, and of a
+    symbolic link that leads round in a loop, which `crawler status` and `rules check` name as such."""
+    write(tmp_path / "rules", "citynews.yaml", MINIMAL_RULE)
+    make(tmp_path / "rules" / "gazette.yaml")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as raised:
+        rule_file(Path("rules"), "gazette")
+    assert str(raised.value) == said
 
 
 def test_a_missing_folder_is_a_rule_error(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -378,8 +379,30 @@ def rule_file(directory: Path, site: str) -> Path:
         raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist; {_not_read(other)}")
     sites = rule_sites(directory)
     known = _known(directory, sites)
-    raise InputError(
-        f"no rule for site {site!r}: {str(path)!r} does not exist{did_you_mean(site, sites)} ({known})"
+    raise InputError(f"no rule for site {site!r}: {str(path)!r} {_no_file(path, site, sites)} ({known})")
+
+
+def _no_file(path: Path, site: str, sites: list[str]) -> str:
+    """What stands at the rule file's ``path`` of ``site``, which is no file: nothing (with the site of
+    ``sites`` meant, if one is close), a folder, a symbolic link that cannot be followed (a loop, or to a
+    folder that cannot be searched), or another kind of file."""
+    if not os.path.lexists(path):
+        return f"does not exist{did_you_mean(site, sites)}"
+    try:
+        found = path.stat()
+    except OSError as exc:
+        return (
+            f"is a symbolic link that cannot be followed ({exc.strerror}): point it at the site's rule file,"
+            " or put the file in its place"
+        )
+    if stat.S_ISDIR(found.st_mode):
+        return (
+            "is a folder, not a rule file: move it away and put the site's rule, a YAML file (docs/rules.md),"
+            " in its place"
+        )
+    return (
+        "is no regular file (a pipe or a device): put the site's rule, a YAML file (docs/rules.md), in its"
+        " place"
     )
 
 
