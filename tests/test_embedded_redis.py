@@ -567,6 +567,31 @@ def test_a_killed_server_is_started_again_by_the_watchdog_with_its_data(data_dir
         client.close()
 
 
+def test_a_server_that_goes_down_again_and_again_is_said_gone_once_with_how_it_exited(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server killed soon after each start (by SIGXFSZ under `ulimit -f` in the fault hunt: 13 starts and
+    about 100 lines "is gone ...: starting it again" in 2 minutes of `crawler temp`, one a second) is said
+    gone once a REMINDER_SECONDS, the line naming how it exited."""
+    caplog.set_level(logging.DEBUG, logger="crawler.redisio.embedded")
+    with EmbeddedRedis(data_dir, watch_seconds=0.1) as server:
+        killed: list[int | None] = [None]
+        for _ in range(5):
+            pid = server.pid
+            assert pid is not None
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+            _wait_until(lambda: server.pid not in killed, "a new server")
+            _wait_until(lambda: _listens(server.socket_path), "the new server to listen")
+    said = [(r.levelno, r.getMessage()) for r in caplog.records]
+    gone = [m for level, m in said if level >= logging.WARNING and "starting it again" in m]
+    assert len(gone) == 1, gone
+    assert gone[0] == (
+        f"the embedded Redis server at {server.socket_path} is gone (a socket file that refuses"
+        f" connections; it exited with code -{signal.SIGKILL.value}): starting it again"
+    )
+
+
 def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> None:
     (data_dir / "redis" / "appendonly.aof").mkdir(parents=True)  # the server cannot open its data file
     server = EmbeddedRedis(data_dir)

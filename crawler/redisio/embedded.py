@@ -604,9 +604,13 @@ class EmbeddedRedis:
         """Every ``watch_seconds``: a server that is gone (its socket refuses connections, or is missing)
         is started again, by whichever user sees it first (the start lock decides). A server that cannot
         start is logged once with its log; then a reminder every ``REMINDER_SECONDS`` while it stays down,
-        and one line when it is back."""
+        and one line when it is back. A server that goes down again and again, each start answering (killed
+        at its first writes past `ulimit -f`), is said gone once a ``REMINDER_SECONDS``, with how often
+        since and how this process's last one exited."""
         down_since: float | None = None
         reminded = 0.0
+        gone_said: float | None = None
+        gone_unsaid = 0
         while not self._stop_watching.wait(self.watch_seconds):
             try:
                 state = self._probe()
@@ -614,12 +618,25 @@ class EmbeddedRedis:
                     with self._lock:
                         if self._stop_watching.is_set() or not self.joined:
                             return
-                        if down_since is None:
+                        now = time.monotonic()
+                        if down_since is None and (gone_said is None or now - gone_said >= REMINDER_SECONDS):
+                            again = (
+                                f" (gone {gone_unsaid} more times in the {now - gone_said:.0f} s since the"
+                                " last line, started again each time)"
+                                if gone_said is not None and gone_unsaid
+                                else ""
+                            )
                             logger.warning(
-                                "the embedded Redis server at %s is gone (%s): starting it again",
+                                "the embedded Redis server at %s is gone (%s%s): starting it again%s",
                                 self.socket_path,
                                 state.value,
+                                self._how_it_exited(),
+                                again,
                             )
+                            gone_said, gone_unsaid = now, 0
+                        elif down_since is None:
+                            gone_unsaid += 1
+                            logger.debug("the embedded Redis server at %s is gone again", self.socket_path)
                         with self._start_lock():
                             self._start_or_attach(quiet=True)
                 elif state not in _ANSWERING:
@@ -997,6 +1014,14 @@ class EmbeddedRedis:
     def _forget_process(self) -> None:
         self._process = None
         self._owner_pid = 0
+
+    def _how_it_exited(self) -> str:
+        """How the server this process started exited, when it did: its exit code, and the limit it was
+        killed for (:meth:`_file_size_hint`); empty for a server of another process, or one still running."""
+        process = self._process
+        if process is None or not self.owner or process.poll() is None:
+            return ""
+        return f"; it exited with code {process.returncode}{self._file_size_hint(process.returncode)}"
 
     def _file_size_hint(self, returncode: int | None) -> str:
         """When the server was killed by SIGXFSZ (a write past the ``ulimit -f`` it inherits from this
