@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import logging
 import os
 import re
@@ -590,6 +591,39 @@ def test_a_server_that_goes_down_again_and_again_is_said_gone_once_with_how_it_e
         f"the embedded Redis server at {server.socket_path} is gone (a socket file that refuses"
         f" connections; it exited with code -{signal.SIGKILL.value}): starting it again"
     )
+
+
+def test_a_start_lock_held_by_another_process_is_said_while_waiting_for_it(
+    data_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`flock data/redis/redis.lock sleep 60` (a process stopped as it started the server): `crawler status`
+    and `dead list` waited for it with nothing said, until killed. It is said once, naming the file and how
+    to find its holder, once it was waited for _LOCK_QUIET_SECONDS, and the start goes on once the lock is
+    let go."""
+    monkeypatch.setattr("crawler.redisio.embedded._LOCK_QUIET_SECONDS", 0.2)
+    lock = data_dir / "redis" / "redis.lock"
+    lock.parent.mkdir(parents=True)
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)  # a lock of its own: flock's are per open file
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    server = EmbeddedRedis(data_dir)
+    started = threading.Thread(target=server.ensure)
+    try:
+        started.start()
+        _wait_until(lambda: any("waiting for" in r.getMessage() for r in caplog.records), "the warning")
+        assert started.is_alive(), "it waits for the lock"
+    finally:
+        os.close(holder)
+    started.join(WAIT_LIMIT)
+    try:
+        assert _listens(server.socket_path)
+    finally:
+        server.close()
+    warned = [r.getMessage() for r in caplog.records if "waiting for" in r.getMessage()]
+    assert warned == [
+        f"waiting for {lock}, which another process holds as it starts or stops the embedded Redis server or"
+        " repairs its append-only file (`crawler redis repair`): a process stopped (Ctrl-Z) or hung there"
+        f" keeps this one waiting; `fuser -v {lock}` names it, to resume (`kill -CONT PID`) or end"
+    ]
 
 
 def test_a_server_that_cannot_start_is_reported_with_its_log(data_dir: Path) -> None:

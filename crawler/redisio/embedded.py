@@ -102,6 +102,10 @@ LOG_TAIL_LINES = 20
 WATCH_SECONDS = 1.0
 # Seconds between two reminders of a watchdog that the server is still down (it cannot start).
 REMINDER_SECONDS = 60.0
+# The start lock is waited for this long before saying so: a start of the server (or its stop) by another
+# process takes a fraction of a second; processes started together wait for each other that long.
+_LOCK_QUIET_SECONDS = 5.0
+_LOCK_POLL_SECONDS = 0.05
 # Seconds between two looks of the server's reaper at its users (it stops a server none of them uses).
 REAP_SECONDS = 5.0
 # The folder the crawler package is in, for the reaper's Python to import it from.
@@ -197,6 +201,20 @@ class _State(enum.Enum):
 
 # A server in these states is up: it answers (what a client may do with it is the client's to say).
 _ANSWERING = frozenset({_State.READY, _State.REFUSING})
+
+
+def _flock_within(fd: int, seconds: float) -> bool:
+    """Take the exclusive ``flock`` of ``fd`` if it is let go within ``seconds``; False if not."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_LOCK_POLL_SECONDS)
+        else:
+            return True
 
 
 def _said_first(check: subprocess.CompletedProcess[bytes]) -> str:
@@ -696,7 +714,18 @@ class EmbeddedRedis:
         except OSError as exc:
             raise self._unwritable(exc, self.lock_path) from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not _flock_within(fd, _LOCK_QUIET_SECONDS):
+                # Held for a start (bounded by its timeout) or a repair; a holder stopped or hung there
+                # (Ctrl-Z as it started the server) would keep this process waiting, with nothing said.
+                logger.warning(
+                    "waiting for %s, which another process holds as it starts or stops the embedded Redis"
+                    " server or repairs its append-only file (`crawler redis repair`): a process stopped"
+                    " (Ctrl-Z) or hung there keeps this one waiting; `fuser -v %s` names it, to resume"
+                    " (`kill -CONT PID`) or end",
+                    self.lock_path,
+                    self.lock_path,
+                )
+                fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # releases the lock
