@@ -912,14 +912,18 @@ except StoreError as exc:
 """
 
 
-def _run_script(script: Path, text: str, redis_server: str) -> subprocess.CompletedProcess[str]:
-    """Run ``text`` as the Python file ``script`` with the Redis at ``redis_server`` as its argument, a data
-    folder beside it, and no store or Redis of the environment; its outcome."""
+def _run_script(
+    script: Path, text: str, redis_server: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``text`` as the Python file ``script`` with the Redis at ``redis_server`` and ``args`` as its
+    arguments, in ``env``, else with a data folder beside it and no store or Redis of the environment; its
+    outcome."""
     script.write_text(text, encoding="utf-8")
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
-    env["CRAWLER_DATA_DIR"] = str(script.parent / "data")
+    if env is None:
+        env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "MONGO_URI")}
+        env["CRAWLER_DATA_DIR"] = str(script.parent / "data")
     return subprocess.run(
-        [sys.executable, str(script), redis_server],
+        [sys.executable, str(script), redis_server, *args],
         env=env,
         cwd=REPO,
         capture_output=True,
@@ -1034,3 +1038,59 @@ def test_a_worker_leases_no_more_pages_while_the_store_is_locked_and_stores_each
     resumed = [line for line in err.splitlines() if "this worker leases new pages again" in line]
     assert len(paused) == 1 and "cannot write: " in paused[0], err[-4000:]
     assert len(resumed) == 1 and "writes again" in resumed[0], err[-4000:]
+
+
+SPOOLED_CRAWL = """
+import json
+import sys
+
+from crawler.config import crawl_settings
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.requests import enqueue_job
+from crawler.rules.load import load_rules
+from crawler.worker.process import run_worker
+
+if __name__ == "__main__":  # not in the text processes, which run this file again as they start
+    redis_url, rules, mongo_uri = sys.argv[1:]
+    settings = crawl_settings(
+        {
+            "REDIS_URL": redis_url,
+            "CRAWLER_RULES_DIR": rules,
+            "MONGO_URI": mongo_uri,
+            # Each write waits 2.5 s for the server that is away (past STALL_SECONDS, 2 s): the writes
+            # after the first try the spool again (STORE_SPOOL_RETRY_SECONDS 0: at each write).
+            "MONGO_TIMEOUT_MS": 2500,
+            "STORE_SPOOL_RETRY_SECONDS": 0,
+            "STORE_BATCH_SIZE": 8,
+        }
+    )
+    keys = Keys(settings["REDIS_KEY_PREFIX"])
+    job = enqueue_job(connect(redis_url), keys, load_rules(rules).rules.values())
+    stats = run_worker(settings, job=job)
+    print(json.dumps({name: stats.get(name, 0) for name in ("worker/store_paused", "acked/spooled")}))
+"""
+
+
+@pytest.mark.usefixtures("redis_client")  # an empty Redis
+def test_a_worker_whose_articles_mongodb_spools_while_away_leases_on_and_never_pauses(
+    site: Site, redis_server: str
+) -> None:
+    """MongoDB away (nothing listens at its address): each write waits for the server, past the time a
+    write may take before the store is taken for one that cannot write, and then spools its articles,
+    which is a write that worked. The worker leases on meanwhile: no pause counted (worker/store_paused),
+    every page fetched once and every article spooled."""
+    base, pages = unique("spooled"), 32
+    site.rule(*(f"/held/{base}-{n}?seconds=0" for n in range(pages)))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"mongodb://127.0.0.1:{probe.getsockname()[1]}/"  # nothing listens there
+    done = _run_script(
+        site.root / "spooled_crawl.py", SPOOLED_CRAWL, redis_server, str(site.rules), uri, env=site.env()
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    counts = json.loads(done.stdout.splitlines()[-1])
+    assert counts == {"worker/store_paused": 0, "acked/spooled": pages}, done.stderr[-4000:]
+    assert [_asked(site, f"{base}-{n}") for n in range(pages)] == [1] * pages
+    (spool,) = (site.data / "spool").glob("*.jsonl")
+    assert len(spool.read_text(encoding="utf-8").splitlines()) == pages

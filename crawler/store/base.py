@@ -273,6 +273,10 @@ class Store(ABC):
     """
 
     dedup: DedupPolicy
+    # Whether a write that cannot reach the backend keeps its documents on local disk (``spooled``) rather
+    # than failing: a slow write of such a store ends with its documents stored or spooled, never deferred
+    # (MongoDB's spool, crawler.store.mongo). SQLite's writes wait for a locked file and then fail.
+    spools = False
 
     def upsert_many(self, articles: Iterable[Mapping[str, Any]]) -> list[Written]:
         """Store ``articles`` (all validated before any is written) in batches, in order; one

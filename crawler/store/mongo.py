@@ -245,6 +245,8 @@ def _filter(
 class MongoStore(Store):
     """Articles in weekly MongoDB databases ``<prefix>_<YYYY>w<WW>``; see the module's docstring."""
 
+    spools = True
+
     def __init__(
         self,
         uri: str,

@@ -23,7 +23,12 @@ two batches' worth of articles, ``2 * STORE_BATCH_SIZE``, wait for it: a week's 
 process, a disk or a server that does not answer; or its last write stored none of its articles: a lock
 past the busy timeout, a full disk, a damaged week), the scheduler leases no
 new page while the worker holds a lease (:meth:`StorePipeline.holds_back`): a worker that crawled on
-would only fetch pages whose articles are deferred and fetched again. It is said once as it begins and
+would only fetch pages whose articles are deferred and fetched again. A store that spools
+(:attr:`Store.spools <crawler.store.base.Store.spools>`: MongoDB, whose writes that cannot reach the
+server go to the local spool, and whose spool is tried again every ``STORE_SPOOL_RETRY_SECONDS``, each try
+waiting ``MONGO_TIMEOUT_MS``) is never taken for one that cannot write for a slow write: its articles are
+stored or spooled, none deferred, so the crawl goes on at full speed; only a write that stored none of its
+articles (refused by MongoDB, or its spool's disk full) pauses it. It is said once as it begins and
 once as the store writes again (:data:`store_writes_again`, which wakes the scheduler), and counted
 ``worker/store_paused`` (the worker's heartbeat carries it to the status).
 
@@ -76,8 +81,8 @@ logger = logging.getLogger(__name__)
 # and far short of the busy timeout a lock is waited for (STORE_BUSY_TIMEOUT_SECONDS, 30 s), through which
 # the worker leased and fetched some 300 pages that were all deferred (bench/chaos.py).
 STALL_SECONDS = 2.0
-# A pause that begins within this many seconds of the last one's end (a MongoDB away, whose spool is
-# tried every STORE_SPOOL_RETRY_SECONDS for MONGO_TIMEOUT_MS) is counted but logged at DEBUG: one pair of
+# A pause that begins within this many seconds of the last one's end (a week's file another process locks
+# again and again, a store whose writes fail and pass in turn) is counted but logged at DEBUG: one pair of
 # lines a minute at most.
 PAUSE_SAID_SECONDS = 60.0
 
@@ -283,7 +288,7 @@ class StorePipeline:
         """Why the store cannot write now (see the module's docstring), else None."""
         if self._failure is not None:
             return self._failure
-        if not self._writing:
+        if not self._writing or (self.store is not None and self.store.spools):
             return None
         waiting = self._handed + len(self._waiting)
         waited = time.monotonic() - self._writing[0]
