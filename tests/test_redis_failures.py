@@ -4349,6 +4349,40 @@ def test_a_hungry_worker_polling_every_2_s_stays_hungry_between_its_pops(tmp_pat
         assert client.pttl(keys.wake_of(scheduler.worker)) > 2000, "its wake lasts while it is hungry"
 
 
+def test_a_download_that_ends_while_the_store_holds_the_worker_back_frees_its_sites_slot_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While its store cannot write, a worker leases no new page (StorePipeline.holds_back); the downloads
+    that ended meanwhile were told to Redis only with its next pop, so each held its site's slot until its
+    lease ended (its article stored, or deferred a busy timeout later for a locked week), and no worker took
+    another request of the site. They are told at once, the lease still held for its article."""
+    from scrapy.http import HtmlResponse
+
+    from crawler.redisio.queue import LeasedQueue
+    from crawler.requests import Work
+    from crawler.worker.pipelines.store import StorePipeline
+    from crawler.worker.slots import SiteSlotMiddleware
+
+    with _scheduler_of_embedded_redis(tmp_path) as (_server, crawler, scheduler, client):
+        crawler.engine = SimpleNamespace(scheduler=scheduler)  # the part of the engine the middleware uses
+        other = LeasedQueue(client, Keys("crawler"))
+        other.configure("news", delay=0.0, concurrency=1)
+        for number in range(2):
+            member = json.dumps({"url": f"http://127.0.0.1/{number}", "meta": {"site": "news"}}).encode()
+            assert other.push(member, priority=0, site="news", job="j1")
+        request = scheduler.next_request()
+        assert request is not None
+        pipeline = StorePipeline.from_crawler(crawler)
+        monkeypatch.setattr(pipeline, "cannot_write", lambda: "the test's store cannot write")
+        response = HtmlResponse(request.url, body=b"<html></html>", request=request)
+        SiteSlotMiddleware.from_crawler(crawler).process_response(request, response)
+        assert scheduler.next_request() is None, "held back"
+        assert crawler.stats.get_value("worker/store_paused") == 1
+        taken = other.pop_many(count=1, worker="other")
+        assert taken[0].member is not None and taken[0].site == "news", "news's slot is free"
+        assert scheduler.downloaded == [] and Work.of(request).lease in scheduler.held
+
+
 def test_a_page_whose_next_page_redis_refused_to_queue_is_fetched_again(tmp_path: Path) -> None:
     """Scrapy takes a callback's output whole, then queues the requests in it: the lease of an index page
     ended with its output, before its next page was queued, so Redis refusing that push (OOM at its

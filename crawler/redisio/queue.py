@@ -10,9 +10,10 @@ step one Lua script, so workers on many machines agree):
   request of the first ready site, so priorities hold across sites. A site that must wait is in
   ``crawler:gated`` until it may send again; a site with as many requests being downloaded
   (``crawler:downloading``) as its ``concurrency`` is in neither until one of them is downloaded (the
-  worker says so at its next pop) or its lease ends. Its politeness is ``crawler:polite:<site>`` (a
-  hash): ``delay`` (the rule's), ``crawl_delay`` (its robots.txt's), ``concurrency``, ``inflight``,
-  ``next``, and a backoff (``until``, ``level``, ``reason``) after a 429 or 503. A pop sets ``next`` to
+  worker says so at its next pop, or at once while it takes none: ``downloads_ended``) or its lease
+  ends. Its politeness is ``crawler:polite:<site>`` (a hash): ``delay`` (the rule's), ``crawl_delay``
+  (its robots.txt's), ``concurrency``, ``inflight``, ``next``, and a backoff (``until``, ``level``,
+  ``reason``) after a 429 or 503. A pop sets ``next`` to
   now plus the largest of the delays, so every worker together sends the site at most one request per
   delay, however many there are; the time is Redis's own clock, the one clock every worker shares.
   What the rules and robots.txt set of it is kept in ``crawler:politeness`` too: a pop that finds the
@@ -1740,7 +1741,7 @@ class LeasedQueue:
     ) -> list[Popped]:
         """:meth:`pop` up to ``count`` times in one call, each lease taken as :meth:`pop` takes it (a site's
         politeness holds between them); at least one entry, which has no member when nothing may be sent
-        now.
+        now (or ``count`` is 0: :meth:`downloads_ended`).
 
         ``worker``: the popping worker's id: a site offered to it is its to take, and, ``may_hunger``, a
         pop that takes nothing while downloads are under way makes it hungry for ``hungry_for`` seconds
@@ -1751,7 +1752,7 @@ class LeasedQueue:
         args: list[str | float] = [
             self.keys.prefix,
             self.lease_seconds,
-            max(count, 1),
+            max(count, 0),
             worker,
             hunger,
             *downloaded,
@@ -1795,6 +1796,12 @@ class LeasedQueue:
             Popped(decoded(member), decoded(site))
             for member, site in zip(reply[::2], reply[1::2], strict=True)
         ]
+
+    def downloads_ended(self, downloaded: Iterable[str], *, worker: str = "") -> None:
+        """Tell of ``downloaded``, leases whose download ended, as a pop does (their sites may send another
+        request, a slot offered to the hungry worker longest unserved other than ``worker``), leasing
+        nothing: for a worker that takes no request now, whose next pop may be long to come."""
+        self.pop_many(downloaded, 0, worker=worker)
 
     def configure(
         self, site: str, *, delay: float, concurrency: int, obey_robots: bool = True, hosts: bool = False

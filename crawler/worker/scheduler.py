@@ -565,6 +565,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if time.monotonic() < self._not_before and not self.downloaded:
             return False  # every site with requests waits for its politeness delay or backoff
         if self.held and self._store_holds_back():
+            self._tell_downloads_ended()
             return False
         try:
             reported, self.downloaded = self.downloaded, []
@@ -601,6 +602,21 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self.held.update(entry.member for entry in popped if entry.member is not None)
         self._popped.extend(popped)
         return True
+
+    def _tell_downloads_ended(self) -> None:
+        """Tell Redis at once of the downloads that ended, while this worker leases nothing (its store cannot
+        write): told with the next pop, each held its site's slot until its lease ended (its article stored
+        or deferred, a busy timeout later for a locked week), other workers taking none of its requests."""
+        if not self.downloaded:
+            return
+        reported, self.downloaded = self.downloaded, []
+        try:
+            self.queue.downloads_ended(reported, worker=self.worker)
+        except redis.RedisError as exc:
+            self.downloaded.extend(reported)
+            self.outage.failed("free the slots of the downloads that ended", exc)
+            return
+        self.outage.ok(wrote=False)
 
     def _store_holds_back(self) -> bool:
         """Whether the store cannot write now, so that this worker, which holds leases, leases no more:
