@@ -814,6 +814,78 @@ def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
     assert stats(crawler) == {"store/unavailable/citynews": 3}
 
 
+def test_the_articles_waiting_for_the_store_are_counted_down_by_every_way_a_write_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store is taken for one that cannot write (the worker's leasing paused) by the articles waiting
+    for it and how long its oldest write under way has waited: every way a write ends must count its
+    articles down, as a count that drifted up would pause the worker for good. A write that stores, one of
+    a repost (dropped), one the store fails (deferred), one of an article refused for its own sake, an
+    exception of no store's kind inside the store, a StopIteration inside it (asyncio refuses it into the
+    future that waits for the write, which stayed pending for ever: its articles never learned their
+    outcome), and the crawl's stop with articles still waiting. Only a write that stores ends a failure."""
+    crawler = make_crawler(tmp_path, STORE_BATCH_SIZE=2, STORE_FLUSH_SECONDS=0.05)
+    pipeline = build_from_crawler(StorePipeline, crawler)
+    copy = "Story 0. " + LONG_RULE_BODY
+
+    def article(name: str, **values: Any) -> Article:
+        return item(url=f"http://127.0.0.1:8631/citynews/{name}.html", **values)
+
+    def failing(error: BaseException) -> Any:
+        def write(documents: Any) -> Any:
+            raise error
+
+        return write
+
+    def nothing_waits() -> None:
+        assert (pipeline._handed, pipeline._writing, pipeline._waiting) == (0, [], [])
+
+    async def run() -> list[list[Any]]:
+        await pipeline.open_spider()
+        assert pipeline.store is not None
+        write = pipeline.store.write
+
+        async def settled(*articles: Article) -> list[Any]:
+            # A guard against a write that never settles, no timing: each write here takes milliseconds.
+            waiting = asyncio.gather(
+                *(pipeline.process_item(one) for one in articles), return_exceptions=True
+            )
+            outputs = await asyncio.wait_for(waiting, timeout=60)
+            nothing_waits()
+            return list(outputs)
+
+        outcomes = [await settled(article("0", body=copy), article("1", body=f"Story 1. {LONG_RULE_BODY}"))]
+        outcomes.append(await settled(article("copy", body=copy), article("bad", fetched_at="not a time")))
+        assert pipeline.cannot_write() is None
+        for error in (StoreError("the test's disk is full"), KeyError("url"), StopIteration()):
+            monkeypatch.setattr(pipeline.store, "write", failing(error))
+            outcomes.append(await settled(article("2", body=f"Story 2. {LONG_RULE_BODY}")))
+            assert pipeline.cannot_write() is not None, error
+        monkeypatch.setattr(pipeline.store, "write", write)
+        outcomes.append(await settled(article("3", body=f"Story 3. {LONG_RULE_BODY}")))
+        assert pipeline.cannot_write() is None, "a write that stores ends the failure"
+        pipeline.flush_seconds = 60.0  # the article waits for the stop
+        stopped = asyncio.ensure_future(
+            pipeline.process_item(article("4", body=f"Story 4. {LONG_RULE_BODY}"))
+        )
+        await asyncio.sleep(0)  # it waits for its batch, which the stop writes
+        await pipeline.close_spider()
+        outcomes.append([await stopped])
+        nothing_waits()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    kinds = [[type(output).__name__ for output in outputs] for outputs in outcomes]
+    assert kinds == [
+        ["Article", "Article"],
+        ["RepostRecorded", "StoreError"],
+        *[["StoreUnavailableError"]] * 3,
+        ["Article"],
+        ["Article"],
+    ]
+    assert "RuntimeError: _write raised StopIteration() (a bug" in str(outcomes[4][0])
+
+
 def test_articles_a_batch_stored_before_it_failed_are_counted_new_when_it_is_written_again(
     tmp_path: Path,
 ) -> None:

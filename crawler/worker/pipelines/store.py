@@ -48,7 +48,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Self
@@ -369,6 +369,7 @@ class StorePipeline:
         self._handed += len(batch)
         writing = loop.run_in_executor(
             self._executor,
+            _on_store_thread,
             _write,
             store,
             [(document, needed, find) for document, _, needed, find in batch],
@@ -410,7 +411,9 @@ class StorePipeline:
 
     async def _run(self, function: Any, *args: Any) -> Any:
         assert self._executor is not None
-        return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, _on_store_thread, function, *args
+        )
 
     def _count(self, key: str) -> None:
         assert self.crawler.stats is not None
@@ -427,6 +430,19 @@ class _StopWaits:
     def __init__(self) -> None:
         self.asked = threading.Event()
         self.locked: LockedWeekError | None = None
+
+
+def _on_store_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``, run on the store's thread; a StopIteration it lets out (a ``next()`` on an
+    exhausted iterator: a bug of the store's) is raised as a RuntimeError. asyncio refuses a StopIteration
+    into the future that waits for the call: that future stayed pending for ever, its batch's articles
+    never learned their outcome (their leases renewed for ever), and the articles counted as waiting for
+    the store never went down, so the worker's leasing paused for good."""
+    try:
+        return function(*args)
+    except StopIteration as exc:
+        name = getattr(function, "__qualname__", repr(function))
+        raise RuntimeError(f"{name} raised {exc!r} (a bug: report it with this worker's log)") from exc
 
 
 def _how_written(done: asyncio.Future[list[Written | StoreError]], size: int) -> tuple[bool, str | None]:
