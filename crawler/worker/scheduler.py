@@ -603,6 +603,15 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         self._popped.extend(popped)
         return True
 
+    def download_ended(self, lease: str) -> None:
+        """The download of the request leased as ``lease`` ended (:mod:`crawler.worker.slots`): told to
+        Redis with the next pop, or at once while this worker leases nothing for its store cannot write
+        (its engine, waiting for the articles it holds, may not ask for a request meanwhile: Scrapy's
+        scraper takes no more while 5 MB of responses wait for their items)."""
+        self.downloaded.append(lease)
+        if self._store_holds_back():
+            self._tell_downloads_ended()
+
     def _tell_downloads_ended(self) -> None:
         """Tell Redis at once of the downloads that ended, while this worker leases nothing (its store cannot
         write): told with the next pop, each held its site's slot until its lease ended (its article stored

@@ -3,7 +3,8 @@
 A site's ``concurrency`` holds for every worker together: the shared queue counts the site's downloads
 under way (:mod:`crawler.redisio.queue`). This middleware, next to the downloader, tells the scheduler of
 each leased request whose download ended (a response or an error); the scheduler passes them on with its
-next pop, in the same round trip. The parsing and storing that follow take no slot of the site.
+next pop, in the same round trip, or at once while it leases nothing for its store cannot write. The
+parsing and storing that follow take no slot of the site.
 """
 
 from __future__ import annotations
@@ -41,4 +42,4 @@ class SiteSlotMiddleware:
         lease = Work.of(request).lease
         scheduler = scheduler_of(self.crawler)
         if lease is not None and scheduler is not None:
-            scheduler.downloaded.append(lease)
+            scheduler.download_ended(lease)
