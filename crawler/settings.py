@@ -241,6 +241,12 @@ ROBOTS_MAX_AGE_SECONDS: SecondsAbove0 = 86400.0
 # Parses of robots.txt (one per host and User-Agent) a worker keeps, the least recently used dropped: one
 # takes 2 KB for a short robots.txt, 110 KB for 4 KB of 130 rules (measured), so 1,000 stay under ~110 MB.
 ROBOTS_CACHE_SIZE: Annotated[int, Range("a number of robots.txt parses", 1)] = 1000
+# Seconds a robots.txt download may take (DOWNLOAD_TIMEOUT when shorter), and the times it is tried again
+# (RETRY_TIMES when fewer): every page of its host waits for it, and with a page's 30 s and 2 retries a
+# robots.txt that hangs held them 90 s. A robots.txt is a few KB, so 10 s is ample; one retry still gets
+# past a dropped connection or a 503 of a moment. A host whose robots.txt hangs waits 20 s at most.
+ROBOTS_DOWNLOAD_TIMEOUT: SecondsAbove0 = 10.0
+ROBOTS_RETRY_TIMES: Annotated[int, Range("a number of retries", 0)] = 1
 # A 429 without Retry-After holds its site back this long, doubled at each one since the last
 # BACKOFF_CALM_SECONDS without any, at most BACKOFF_MAX_SECONDS (a Retry-After is kept up to that too).
 BACKOFF_FIRST_SECONDS: Seconds = 5.0

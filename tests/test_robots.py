@@ -214,6 +214,56 @@ def test_a_robots_txt_that_cannot_be_fetched_is_said_once_and_counted_while_its_
     ), noted["notes"]
 
 
+class _RobotsHanging(SiteHandler):
+    """The test site, whose robots.txt never answers: each request for it, counted in ``asked``, is held
+    until ``released`` is set (the end of the test), then its connection closed."""
+
+    def __init__(self, *args: object, asked: list[str], released: threading.Event, **kwargs: object) -> None:
+        self.asked = asked
+        self.released = released
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the handler's own arguments
+
+    def do_GET(self) -> None:
+        if urllib.parse.urlsplit(self.path).path == "/robots.txt":
+            self.asked.append(self.path)
+            self.released.wait(COMMAND_TIMEOUT)
+            self.close_connection = True
+            return
+        super().do_GET()
+
+
+def test_a_robots_txt_that_hangs_holds_its_pages_for_its_own_timeout_and_one_retry(tmp_path: Path) -> None:
+    """A robots.txt that never answers held its host's first page for the pages' DOWNLOAD_TIMEOUT 3 times
+    (RETRY_TIMES 2: 90 s by default) before the crawl said a word of it. It is now asked ROBOTS_RETRY_TIMES
+    + 1 times (2), each for ROBOTS_DOWNLOAD_TIMEOUT (10 s) or the pages' DOWNLOAD_TIMEOUT when shorter (3 s
+    here), said once, naming that limit, and counted."""
+    asked: list[str] = []
+    released = threading.Event()
+    handler = functools.partial(_RobotsHanging, asked=asked, released=released, directory=str(SITES_DIR))
+    with HttpServer(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            site = Site(SiteServer("127.0.0.1", server.server_address[1], SITES_DIR), tmp_path, name="hang")
+            site.rule("/a/first", "/a/second")
+            done = site.temp("-s", "DOWNLOAD_TIMEOUT=3")
+        finally:
+            released.set()
+            server.shutdown()
+            thread.join()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "fetched 3 pages, stored 2 articles" in done.stdout, done.stdout
+    assert len(asked) == 2, asked
+    said = [line for line in done.stderr.splitlines() if "robots.txt" in line]
+    assert said == [
+        f"crawler temp: warning: robots.txt of 127.0.0.1:{server.server_address[1]} could not be fetched"
+        " (timed out: no answer in 3 s, DOWNLOAD_TIMEOUT): its pages are crawled as if it allowed"
+        " them"
+    ], done.stderr[-3000:]
+    (noted,) = [one for one in site.status()["sites"] if one["site"] == "hang"]
+    assert noted["robots_unreachable_24h"] == 1, noted
+
+
 class _Changing(SiteHandler):
     """The test site, whose robots.txt allows everything until a page under /private/ has been served,
     then disallows /private/; each request's path recorded in ``seen``."""

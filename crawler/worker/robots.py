@@ -9,10 +9,13 @@ Scrapy's middleware fetches every robots.txt with ``USER_AGENT`` and keeps one p
 site that answers a rule's agent otherwise, or a rule under another name than ours, was read as the
 built-in agent sees it.
 
-A robots.txt that cannot be downloaded (its retries spent on a refused connection, a timeout, a connection
-closed with no answer) or that answers a 5xx (RFC 9309 2.3.1.3: unreachable; its body is an error page,
-never read as the file) is read as allowing everything, as Scrapy does; once per host the worker says so,
-a warning (INFO for another job's request, which a temp crawl's worker helps with), and counts it as
+A robots.txt is given ``ROBOTS_DOWNLOAD_TIMEOUT`` (10 s) and ``ROBOTS_RETRY_TIMES`` (1) retries, each
+bounded by the pages' ``DOWNLOAD_TIMEOUT`` and ``RETRY_TIMES``: the pages of its host wait for it (with
+the pages' 30 s and 2 retries, one that hangs held them 90 s). One that cannot be downloaded (its retries
+spent on a refused connection, a timeout, a connection closed with no answer) or that answers a 5xx (RFC
+9309 2.3.1.3: unreachable; its body is an error page, never read as the file) is read as allowing
+everything, as Scrapy does; once per host the worker says so, a warning (INFO for another job's request,
+which a temp crawl's worker helps with), and counts it as
 ``robots/unreachable/<site>`` for ``crawler status``.
 
 A parse is fetched again once ``ROBOTS_MAX_AGE_SECONDS`` old (RFC 9309 2.4: at most 24 h), by the host's
@@ -36,7 +39,7 @@ from time import monotonic
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
@@ -44,6 +47,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
+from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from crawler.errors import redacted
 from crawler.requests import Work
@@ -97,6 +101,11 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         settings = crawler.settings
         self._max_age = settings.getfloat("ROBOTS_MAX_AGE_SECONDS")
         self._capacity = settings.getint("ROBOTS_CACHE_SIZE")
+        # The time limit of a robots.txt download, and the setting it comes from.
+        self._timeout, self._timeout_setting = min(
+            (settings.getfloat(name), name) for name in ("ROBOTS_DOWNLOAD_TIMEOUT", "DOWNLOAD_TIMEOUT")
+        )
+        self._retries = min(settings.getint("ROBOTS_RETRY_TIMES"), settings.getint("RETRY_TIMES"))
         # The parent's, in the order of their last use (the least recently used first).
         self._parsers: OrderedDict[str, RobotParser | Deferred[RobotParser | None] | None] = OrderedDict()
         # Per parser, the moment (:func:`time.monotonic`) it is to be fetched again; inf while it is.
@@ -151,7 +160,11 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             f"{url.scheme}://{url.netloc}/robots.txt",
             headers={"User-Agent": agent},
             priority=self.DOWNLOAD_PRIORITY,
-            meta={"dont_obey_robotstxt": True},
+            meta={
+                "dont_obey_robotstxt": True,
+                "download_timeout": self._timeout,
+                "max_retry_times": self._retries,
+            },
             callback=NO_CALLBACK,
         )
         assert self.crawler.engine is not None
@@ -164,7 +177,7 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
                 if not isinstance(exc, DownloadStopped):
                     logger.exception("Error downloading <%s %s>", robots.method, redacted(robots.url))
-                    self._unfetched(request, url.netloc, _why(exc), kept=old is not None)
+                    self._unfetched(request, url.netloc, self._why(exc), kept=old is not None)
             return None
         self._stats.inc_value("robotstxt/response_count")
         self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
@@ -235,14 +248,16 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
             "the copy read before is kept" if kept else "its pages are crawled as if it allowed them",
         )
 
-
-def _why(error: Exception) -> str:
-    """``error`` in a few words, as a dead letter says a download's failure: how its connection ended
-    (:func:`~crawler.worker.download.connection_lost`: ``connection closed before an answer: Connection was
-    closed cleanly``, not Twisted's reprs), a body that could not be decompressed, else its name and
-    message."""
-    said = connection_lost(error) or undecompressed(error)
-    if said is None:
-        message = str(error).rstrip(".")
-        said = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return said.rstrip(".")
+    def _why(self, error: Exception) -> str:
+        """``error`` in a few words, as a dead letter says a download's failure: a timeout as the limit
+        robots.txt had and the setting that gave it, how its connection ended
+        (:func:`~crawler.worker.download.connection_lost`: ``connection closed before an answer: Connection
+        was closed cleanly``, not Twisted's reprs), a body that could not be decompressed, else its name and
+        message."""
+        if isinstance(error, DownloadTimeoutError | TxTimeoutError):
+            return f"timed out: no answer in {self._timeout:g} s, {self._timeout_setting}"
+        said = connection_lost(error) or undecompressed(error)
+        if said is None:
+            message = str(error).rstrip(".")
+            said = f"{type(error).__name__}: {message}" if message else type(error).__name__
+        return said.rstrip(".")
