@@ -78,6 +78,9 @@ class Article:
     # Its URL was stored before its crawl job (the store updated it, or kept a newer fetch): set by the
     # StorePipeline.
     stored_before: bool = field(default=False, repr=False, compare=False)
+    # Its URL's document was its own job's, found there: written again (Redis restored from an older
+    # snapshot, an acknowledgement lost, a batch stored in part): set by the StorePipeline.
+    job_wrote_before: bool = field(default=False, repr=False, compare=False)
     # What the item pipelines add to its job's counters, handed to its page's request as they end with it
     # (crawler.worker.leaseack), which its acknowledgement writes (crawler.requests.count_job).
     job_counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)

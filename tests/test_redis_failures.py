@@ -1680,7 +1680,7 @@ def test_a_worker_counts_an_article_its_job_wrote_unacknowledged_before_as_store
     the writes again apart, tried in a branch of this series, took it out of the line: stored 0)."""
     page = f"/a/{unique('part')}"
 
-    def written_before(job: str) -> None:
+    def written_before(job: str, _client: redis.Redis) -> None:
         with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
             document = {
                 "url": site.server.url(page),
@@ -1699,18 +1699,52 @@ def test_a_worker_counts_an_article_its_job_wrote_unacknowledged_before_as_store
     ), did
 
 
+def test_a_worker_counts_an_article_it_stored_before_redis_went_back_to_an_older_snapshot_once(
+    site: Site,
+) -> None:
+    """Redis restored from a snapshot taken before the worker stored an article gives the article's request
+    back to its job (its count too: the job counts it once), and the worker, which lived through it,
+    fetches and writes the article again, over its own document: its closing line counted each write
+    ("stored 340 articles" of 251 in the store). It counts the articles it stored, and says apart those
+    it wrote again."""
+    page = f"/a/{unique('restored')}"
+    snapshot: list[tuple[Any, int, Any]] = []
+    jobs: list[str] = []
+
+    def take(job: str, client: redis.Redis) -> None:
+        jobs.append(job)
+        snapshot.extend((key, client.pttl(key), client.dump(key)) for key in client.scan_iter())
+
+    def restore(client: redis.Redis) -> None:
+        from crawler.requests import JobCounts
+
+        wait_until(lambda: JobCounts.read(client, Keys("crawler"), jobs[0]).stored == 1, "the article stored")
+        client.flushall()
+        for key, ttl, value in snapshot:
+            client.restore(key, max(ttl, 0), value)
+
+    stored, did = _worker_run(site, page, scraped=2, before=take, meanwhile=restore)
+    assert list(site.stored()) == [page]
+    assert stored == 1
+    assert re.fullmatch(
+        r"The worker ran \d+ s \(shutdown\): fetched 4 pages, stored 1 article, re-stored 1 it had stored"
+        r" already, errors 0",
+        did,
+    ), did
+
+
 def _worker_run(
     site: Site,
     page: str,
     *,
     scraped: int,
-    before: Callable[[str], None] | None = None,
+    before: Callable[[str, redis.Redis], None] | None = None,
     meanwhile: Callable[[redis.Redis], None] | None = None,
 ) -> tuple[int, str]:
     """A job of the site's rule (its index page linking to ``page``) queued, ``before`` called with the
-    job's id, a worker started, ``meanwhile`` called with a Redis client, the worker run until it scraped
-    ``page`` ``scraped`` times and the job is done, then stopped: the job's count of articles stored, and
-    the worker's closing line."""
+    job's id and a Redis client, a worker started, ``meanwhile`` called with a Redis client, the worker run
+    until it scraped ``page`` ``scraped`` times and the job is done, then stopped: the job's count of
+    articles stored, and the worker's closing line."""
     from crawler.requests import JobCounts, enqueue_job
     from crawler.rules import load_rule
 
@@ -1723,7 +1757,7 @@ def _worker_run(
         client = connect(url)
         job = enqueue_job(client, keys, [load_rule(site.rules / f"{site.name}.yaml")])
         if before is not None:
-            before(job)
+            before(job, client)
         with log.open("w", encoding="utf-8") as stream:
             worker = subprocess.Popen(
                 [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, "-s", "LOG_LEVEL=DEBUG"],

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 import redis
@@ -57,6 +57,8 @@ class _Work:
     stored: int = 0
     spooled: int = 0  # of those stored, kept in the store's local spool (MongoDB unreachable)
     updated: int = 0  # items whose URL was stored before its job: written again, not stored anew
+    # The URL of each article stored or updated, and whether its own job had written it before.
+    written: list[tuple[str, bool]] = field(default_factory=list)
     reposts: int = 0
     output_done: bool = False
     retry: str | None = None  # why its article could not be stored now
@@ -164,6 +166,8 @@ class LeaseAckMiddleware:
             try:
                 self._settle(work, item, response)
                 _count_for_job(item, response)
+                if isinstance(item, Article):
+                    work.written.append((item.url, item.job_wrote_before))
                 if isinstance(item, Article) and item.stored_before:
                     work.updated += 1
                 else:
@@ -269,6 +273,7 @@ class LeaseAckMiddleware:
                 reposts=work.reposts,
                 spooled=work.spooled,
                 updated=work.updated,
+                written=tuple(work.written),
             )
 
 

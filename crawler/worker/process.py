@@ -240,17 +240,20 @@ def _freeze_start_up() -> None:
 def _what_it_did(stats: dict[str, Any]) -> str:
     """What a crawl did, from its stats, in the words of a temp crawl's summary: ``The worker ran 8 s
     (shutdown): fetched 55 pages, stored 49 articles, errors 0`` (those spooled to local disk, the articles
-    updated, stored before, and the kinds of the errors, dead letters, when there are some). It ran since
-    its process started (its start-up and its stop too: Scrapy's ``elapsed_time_seconds``, from the
-    spider's opening to its closing, left out half of a short run's 8 s). The articles
-    are counted as their jobs count them, by the acknowledgements that ended their requests
-    (``acked/stored``, ``acked/updated``): once each, however many times the store wrote them."""
+    re-stored, updated, stored before, and the kinds of the errors, dead letters, when there are some). It
+    ran since its process started (its start-up and its stop too: Scrapy's ``elapsed_time_seconds``, from
+    the spider's opening to its closing, left out half of a short run's 8 s). The articles are counted by
+    the acknowledgements that ended their requests (``acked/stored``, ``acked/updated``): once each,
+    however many times the store wrote them; those this worker wrote again after an acknowledgement of its
+    own had counted them (Redis restored from an older snapshot gave their requests back) are said apart
+    (``acked/stored_again``), never counted stored twice."""
 
     def total(prefix: str) -> int:
         return sum(int(count) for name, count in stats.items() if name.startswith(prefix))
 
     updated = int(stats.get("acked/updated", 0))
     spooled = int(stats.get("acked/spooled", 0))
+    again = int(stats.get("acked/stored_again", 0))
     errors = total("dead/")
     kinds: dict[str, int] = {}
     for name, count in stats.items():
@@ -262,6 +265,7 @@ def _what_it_did(stats: dict[str, Any]) -> str:
         f" ({stats.get('finish_reason', 'stopped')}): fetched {counted(total('crawl/pages/'), 'page')},"
         f" stored {counted(int(stats.get('acked/stored', 0)), 'article')}"
         + (f" ({spooled} of them spooled to local disk)" if spooled else "")
+        + (f", re-stored {again} it had stored already" if again else "")
         + (f", updated {updated} stored before" if updated else "")
         + f", errors {errors}"
         + (f" ({', '.join(f'{kind}: {count}' for kind, count in sorted(kinds.items()))})" if errors else "")

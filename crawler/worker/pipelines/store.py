@@ -267,6 +267,7 @@ class StorePipeline:
         # which was stored before its job however many times the job writes it.
         new_to_job = result.same_job and item.first_seen is None
         item.stored_before = result.outcome in ("updated", "unchanged") and not new_to_job
+        item.job_wrote_before = result.outcome in ("updated", "unchanged") and new_to_job
         outcome = "new" if new_to_job else result.outcome
         self._count(f"store/{outcome}/{site}")
         self._count_filled(site, [result.filled])
