@@ -246,15 +246,15 @@ class Keys:
         return f"{self.prefix}:session-bench:{site}:{name}"
 
     def job(self, job: str) -> str:
-        """A job's counters: pending, fetched, stored, skipped (``skip:<cause>``: of them for each cause),
-        errors, refused, links (article links found), taken (requests taken out of the queue unfetched: an
-        interrupted demo's, by the next demo), again (article requests queued though seen, by a job that
-        fetches seen URLs again: ``crawler temp SITE --again``, whose hash has ``fetches_seen`` 1), lost
-        (requests it counted pending that Redis no longer held, written off: LeasedQueue.lost), moved
-        (its requests that left a lease for the delayed set or a queue: LeasedQueue.job_lost reads it)
-        (a discover crawl's too: budget, issued, links_seen, seeded: its seeds queued so far), its notes,
-        what it is, when a temp crawl saw it end (``ended``), and, a temp crawl's, ``seeding`` until all its
-        first requests are queued (a hash)."""
+        """A job's counters: pending, fetched, stored, skipped (``skip:<cause>``: of them for each cause;
+        ``unfetched``: the requests of them ended with no page fetched), errors, refused, links (article
+        links found), taken (requests taken out of the queue unfetched: an interrupted demo's, by the next
+        demo), again (article requests queued though seen, by a job that fetches seen URLs again: ``crawler
+        temp SITE --again``, whose hash has ``fetches_seen`` 1), lost (requests it counted pending that
+        Redis no longer held, written off: LeasedQueue.lost), moved (its requests that left a lease for the
+        delayed set or a queue: LeasedQueue.job_lost reads it) (a discover crawl's too: budget, issued,
+        links_seen, seeded: its seeds queued so far), its notes, what it is, when a temp crawl saw it end
+        (``ended``), and, a temp crawl's, ``seeding`` until all its first requests are queued (a hash)."""
         return f"{self.prefix}:job:{job}"
 
     def again(self, job: str) -> str:

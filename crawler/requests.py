@@ -492,7 +492,10 @@ class JobCounts:
     queued though their URLs were seen (``again``: ``crawler temp SITE --again``), and the notes the crawl
     left for its summary (a rule's feed that is no feed, a start URL that failed: the ``note:<url>``
     fields). ``errors_fetched``: the errors whose pages were fetched (counted in ``fetched`` too: an
-    article the store kept refusing, a body too long); none in a job of a version before it was counted."""
+    article the store kept refusing, a body too long); none in a job of a version before it was counted.
+    ``unfetched``: the requests of those skipped that ended with no page fetched (robots.txt disallowed
+    them, ignored, redirected off the site or to a URL seen already; not the links seen already, never
+    queued, nor the pages fetched with no article); none in a job of a version before it was counted."""
 
     pending: int
     fetched: int
@@ -509,6 +512,7 @@ class JobCounts:
     taken: int = 0
     again: int = 0
     errors_fetched: int = 0
+    unfetched: int = 0
     error_kinds: Mapping[str, int] = field(default_factory=dict)
     skip_causes: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -545,6 +549,7 @@ class JobCounts:
             taken=values.get("taken", 0),
             again=values.get("again", 0),
             errors_fetched=values.get("errors_fetched", 0),
+            unfetched=values.get("unfetched", 0),
             error_kinds={kind: count for kind, count in kinds.items() if count > 0},
             skip_causes=dict(sorted(causes.items(), key=lambda cause: (-cause[1], cause[0]))),
             notes=tuple(note for _, note in sorted(notes.items())),
@@ -553,8 +558,11 @@ class JobCounts:
     @property
     def tried(self) -> int:
         """The requests of the job tried or to be: its pages fetched, its requests that failed with no
-        page fetched (errors) or were refused, and those pending."""
-        return self.fetched + self.errors - self.errors_fetched + self.refused + self.pending
+        page fetched (errors), were refused or skipped with none (``unfetched``), and those pending: each
+        page the crawl asked for, so that the progress line's ``12/15 pages`` leaves out 3 its errors and
+        skips say (a skipped request was left out: 3/3 of 5 asked for, the total going down as each was
+        skipped)."""
+        return self.fetched + self.errors - self.errors_fetched + self.refused + self.unfetched + self.pending
 
     @property
     def unstored(self) -> int:

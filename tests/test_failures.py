@@ -305,6 +305,11 @@ def elsewhere() -> Iterator[_ElsewhereServer]:
         thread.join()
 
 
+def _progress_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The last progress line of a temp crawl (stderr, not a terminal: drawn once, as it ends)."""
+    return [line for line in done.stderr.splitlines() if line.startswith("temp crawl of ")][-1]
+
+
 def test_a_redirect_off_the_rules_domains_is_skipped_naming_its_host_and_one_on_them_is_stored(
     site: Site, elsewhere: _ElsewhereServer
 ) -> None:
@@ -331,6 +336,7 @@ def test_a_redirect_off_the_rules_domains_is_skipped_naming_its_host_and_one_on_
     ), done.stdout + done.stderr[-4000:]
     assert list(site.stored()) == [f"/a/{on}"]
     assert elsewhere.asked == []
+    assert " 2/5 pages " in _progress_line(done), "the 3 pages skipped are of the 5 asked for"
     why = (
         "which a crawl does not follow: localhost is not on the domains of site faults (127.0.0.1, or"
         " their subdomains): a site's articles are stored from its own domains only; if localhost is the"
@@ -486,6 +492,7 @@ def test_a_redirect_to_a_page_seen_is_skipped_and_a_redirect_loop_is_a_dead_lett
         f"Skipped {site.server.url('/r/landing')}: it redirects to {site.server.url('/a/landing')}, seen"
     )
     assert skipped in done.stderr, done.stderr[-4000:]
+    assert " 2/6 pages " in _progress_line(done), "the page skipped is one of the 6 asked for"
     reasons = {
         str(letter["url"]).removeprefix(site.server.origin): letter["reason"] for letter in site.dead()
     }

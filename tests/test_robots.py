@@ -150,7 +150,9 @@ def test_every_page_asked_for_while_robots_txt_is_fetched_is_held_to_it(
 ) -> None:
     """The pages of a crawl that wait together for the site's robots.txt are each checked against it: the
     disallowed one among them is skipped, wherever it comes (before, only the first page to wait was
-    checked; the others were fetched as if the site had no robots.txt)."""
+    checked; the others were fetched as if the site had no robots.txt). The progress line counts them
+    among the pages asked for (it said 3/3 pages of the 5 given, its total going down as each was
+    skipped), as it counts a page that failed."""
     server, seen = recorded
     site = _agent_site(server, tmp_path)
     pages = ["/a/first", "/a/second", "/private/third", "/a/fourth", "/private/fifth"]
@@ -160,6 +162,8 @@ def test_every_page_asked_for_while_robots_txt_is_fetched_is_held_to_it(
         done.stdout
     )
     assert not [path for path, _ in seen if path.startswith("/private/")], seen
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("temp crawl of agent")]
+    assert " 3/5 pages stored 3  skipped 2 " in line, "the 2 pages skipped are of the 5 asked for: " + line
 
 
 class _RobotsUnanswered(SiteHandler):

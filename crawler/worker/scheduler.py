@@ -60,6 +60,7 @@ from crawler.redisio.workers import Heartbeats, dead_workers, worker_id
 from crawler.requests import (
     QueueEntryError,
     Work,
+    count_job,
     decode_request,
     encode_request,
     job_counts,
@@ -488,6 +489,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if work.is_discover and work.site is not None:
             asked = (request.meta.get("redirect_urls") or [source or request.url])[0]
             discovery_of(self.crawler).gave_nothing(work.site, str(asked))
+        count_job(request, "unfetched")
         self.ack(request, skipped=1)
 
     def _note_redirect(self, request: Request) -> None:

@@ -1182,6 +1182,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             logger.info("Ignored %s: %s", request.url, message)
             if work.is_discover and work.site and work.job and message.startswith(ROBOTS_REFUSAL):
                 discovery_of(self.crawler).disallowed(work.site, work.job, work.lease, request.url)
+            count_job(request, "unfetched")
             ack(self.crawler, request)
             return
         self.count(f"crawl/errors/{site}")
@@ -1706,6 +1707,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         logger.log(job_level(self.crawler, work.job), "Skipped %s%s: %s", asked, via, redirect)
         if work.is_discover and work.site:
             discovery_of(self.crawler).gave_nothing(work.site, asked)
+        count_job(request, "unfetched")
         ack(self.crawler, request)
 
     def _not_html(self, site: str, page: Request) -> None:
