@@ -2713,9 +2713,54 @@ def test_a_workers_refusal_of_a_command_to_its_user_lasts_until_the_user_may_run
         finally:
             client.close()
     assert before is None
-    assert during is not None and during[1] == "sadd", during
+    assert during is not None and during[1] == ("command", "sadd"), during
     assert "The user executing the script can't run this command" in str(during[0]), during
     assert after == (None, True), "granted, though the outage is not said over yet"
+
+
+@pytest.mark.parametrize(
+    ("rights", "call", "said"),
+    [
+        (
+            {"commands": ["-sadd", "-acl"]},
+            "SADD",
+            "the Redis user worker may not run a command the crawler needs (Redis's ACL LOG names it)",
+        ),
+        (
+            {"reset_keys": True, "keys": ["crawler:workers*"]},
+            "SET",
+            "the Redis user worker may not use the key crawler:queue:news",
+        ),
+    ],
+    ids=["acl-log-refused", "key"],
+)
+def test_a_temp_crawls_ticks_ask_the_workers_refusal_without_a_connection_of_their_own(
+    tmp_path: Path, rights: dict[str, Any], call: str, said: str
+) -> None:
+    """A worker's user refused a command a script calls while it may not read the ACL LOG (no command named),
+    or refused a key in a script (the log names a key, not a command): the temp crawl's tick (every 0.5 s)
+    read the refusal anew from the ACL LOG on a connection of its own, opened and closed at each tick (5
+    ticks, 5 connections). It reads what the worker's outage read: no connection, the same words."""
+    from crawler.cli.crawl import _refusal
+    from crawler.worker.connection import server_of
+
+    with EmbeddedRedis(tmp_path / "redis", watch_seconds=0) as server:
+        scheduler, client, idle_turn = _worker_of_a_user(tmp_path, server)
+        crawler = scheduler.crawler
+        try:
+            idle_turn()
+            client.acl_setuser("worker", enabled=True, **rights)
+            with pytest.raises(redis.ResponseError) as refused:
+                server_of(crawler).eval(f"return redis.call('{call}', ARGV[1], 'x')", 0, "crawler:queue:news")
+            outage_of(crawler).failed("take a request", refused.value)
+            opened = int(client.info("stats")["total_connections_received"])
+            outage = outage_of(crawler)
+            refusals = [_refusal(crawler.settings, Keys("crawler"), client, outage) for _ in range(5)]
+            opened = int(client.info("stats")["total_connections_received"]) - opened
+        finally:
+            client.close()
+    assert opened == 0, f"{opened} connections for 5 ticks"
+    assert all(refusal is not None and said in refusal.said for refusal in refusals), refusals
 
 
 def _said_while_denied(

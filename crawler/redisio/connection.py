@@ -263,18 +263,21 @@ def denied(exc: BaseException) -> TypeGuard[redis.ResponseError]:
     )
 
 
-def denial(exc: redis.RedisError, url: str | None, prefix: str, command: str | None = None) -> str:
+def denial(
+    exc: redis.RedisError, url: str | None, prefix: str, logged: tuple[str | None, str | None] | None = None
+) -> str:
     """What Redis refused the user of ``url`` (None: the embedded server's, its ``default`` user), quoting
     Redis (``exc``: :func:`denied`), and the fix: that command, or the keys under ``prefix``, given to the
-    user. What a Lua script was refused is not in Redis's reply: it is ``command`` when the caller read it
-    already, else read from Redis's ``ACL LOG`` when the user may read it."""
+    user. What a Lua script was refused is not in Redis's reply: it is ``logged`` when the caller read it
+    already (:func:`script_refusal`'s answer), else read from Redis's ``ACL LOG`` when the user may read
+    it."""
     user = unquote(urlsplit(url).username or "default") if url else "default"
     reason: str | None
     refused: str | None
     if isinstance(exc, NoPermissionError):
         reason, refused = ("key", None) if _KEY_DENIED in str(exc) else ("command", refused_command(exc))
-    elif command is not None:
-        reason, refused = "command", command
+    elif logged is not None:
+        reason, refused = logged
     elif url:
         client = _client(url, "REDIS_URL")
         try:

@@ -131,8 +131,9 @@ class RedisOutage:
         self.refusing = False
         # The commands Redis said the user may not run (NOPERM) in this outage.
         self.denied: set[str] = set()
-        # Redis's last refusal of a command to the user in this outage, and the command (None: not named).
-        self._refused_user: tuple[redis.ResponseError, str | None] | None = None
+        # Redis's last refusal of a command or key to the user in this outage, and why, as script_refusal
+        # reads it: ("command", name), ("key", key), (None, None) when Redis did not say.
+        self._refused_user: tuple[redis.ResponseError, tuple[str | None, str | None]] | None = None
         self._reminded = 0.0
         # When a call last succeeded: an outage is counted from then, not from its first error (a frozen
         # Redis raises only after the socket timeout).
@@ -152,8 +153,9 @@ class RedisOutage:
         refuses = _refuses_writes(exc)
         command = None
         if denied(exc):
-            command = self._denied_command(exc)
-            self._refused_user = exc, command
+            why = self._why_denied(exc)
+            self._refused_user = exc, why
+            command = why[1] if why[0] == "command" else None
         if command is not None:
             self.denied.add(command)
         if self.since is None or (refuses and not self.refusing):
@@ -195,12 +197,14 @@ class RedisOutage:
                 what,
             )
 
-    def refused_user(self) -> tuple[redis.ResponseError, str | None] | None:
-        """Redis's last refusal of a command to the user in this outage and the command it named (None: none),
-        while the user still may not run a command Redis refused it (``may_run``), or, when Redis cannot say
-        (no command named, or the rights cannot be asked), until the outage ends; None when Redis refused
-        the user nothing, or the user may run those commands again (the outage is said to be over only once
-        writes went through for ``STEADY_SECONDS``). Raises ``redis.RedisError`` when Redis fails."""
+    def refused_user(self) -> tuple[redis.ResponseError, tuple[str | None, str | None]] | None:
+        """Redis's last refusal of a command or key to the user in this outage and why, as read when it came
+        (``("command", name)``, ``("key", key)``, ``(None, None)``: Redis did not say; asked no more, for
+        :func:`denial`), while the user still may not run a command Redis refused it (``may_run``), or, when
+        Redis cannot say (no command named, or the rights cannot be asked), until the outage ends; None when
+        Redis refused the user nothing, or the user may run those commands again (the outage is said to be
+        over only once writes went through for ``STEADY_SECONDS``). Raises ``redis.RedisError`` when Redis
+        fails."""
         refused = self._refused_user
         if refused is None or self.since is None:
             return None
@@ -208,13 +212,13 @@ class RedisOutage:
         asked = [may_run(server, command) for command in sorted(self.denied)]
         return refused if False in asked or True not in asked else None
 
-    def _denied_command(self, exc: redis.ResponseError) -> str | None:
-        """The command Redis refused the user (``exc``: :func:`denied`): named in its reply, or, for a
-        command a Lua script called, in its ACL LOG (:func:`script_refusal`); None when neither says."""
+    def _why_denied(self, exc: redis.ResponseError) -> tuple[str | None, str | None]:
+        """Why Redis refused the user (``exc``: :func:`denied`): ``("command", name)`` named in its reply,
+        or, for a command or key a Lua script called, what its ACL LOG says (:func:`script_refusal`, on the
+        worker's own connections); ``(None, None)`` when neither says."""
         if isinstance(exc, NoPermissionError):
-            return refused_command(exc)
-        reason, refused = script_refusal(server_of(self.crawler))
-        return refused if reason == "command" else None
+            return "command", refused_command(exc)
+        return script_refusal(server_of(self.crawler))
 
     def _why_refused(self) -> str:
         """What Redis's refusal means and what to do, naming its data file (``writes_refused``): ``; `` and
