@@ -2379,6 +2379,33 @@ def test_a_command_whose_redis_user_is_denied_a_command_says_which_without_a_tra
     _said_denied(done, " ".join(command), "denied", denied, said)
 
 
+def test_a_command_whose_embedded_redis_refuses_its_default_user_a_command_of_a_script_names_it(
+    site: Site,
+) -> None:
+    """The embedded Redis (no REDIS_URL) whose default user was refused TIME (ACL SETUSER default -time),
+    which the script of `crawler sites resume` calls: the command said "may not run a command the crawler
+    needs (Redis's ACL LOG names it)", as Redis's reply to a script names no command and the log was read
+    only through REDIS_URL. It reads the log of the embedded server while the command holds it, and names
+    TIME with the fix, as for a REDIS_URL user."""
+    site.rule("/a/denied")
+    with EmbeddedRedis(site.data, watch_seconds=0) as redis_server:
+        client = connect(redis_server.ensure())
+        try:
+            assert site.crawler("sites", "pause", site.name).returncode == 0
+            client.acl_setuser("default", enabled=True, commands=["-time"])
+            done = site.crawler("sites", "resume", site.name)
+        finally:
+            client.acl_setuser("default", enabled=True, commands=["+time"])
+            client.close()
+    _said_denied(
+        done,
+        "sites resume",
+        "default",
+        "time",
+        "The user executing the script can't run this command or subcommand",
+    )
+
+
 def _said_denied(
     done: subprocess.CompletedProcess[str], command: str, user: str, denied: str, said: str
 ) -> None:

@@ -53,6 +53,7 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import (
     connect,
     denial,
+    denied,
     evicts,
     hash_of,
     resolve_redis_url,
@@ -114,7 +115,9 @@ def redis_for(config: Config, *, reading: bool = False) -> Iterator[str]:
 
 @contextmanager
 def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple[str, EmbeddedRedis | None]]:
-    """:func:`redis_for`, and the embedded server behind the URL (None with REDIS_URL)."""
+    """:func:`redis_for`, and the embedded server behind the URL (None with REDIS_URL). A command or key
+    Redis refuses the user (ACL) is :func:`denied_error`, read while the server runs: the embedded one
+    stops as the command leaves it, and with it its ACL LOG, which names what a Lua script was refused."""
     if reading and not config.redis_url:
         data_folder(config.data_dir)
     url, embedded = resolve_redis_url(config.redis_url, config.data_dir, reads_only=reading)
@@ -122,9 +125,23 @@ def redis_and_server(config: Config, *, reading: bool = False) -> Iterator[tuple
         if reading and not config.redis_url and _holds_nothing(url):
             tell("note", _nothing_in_redis(config.data_dir, url, config.keys))
         yield url, embedded
+    except redis.ResponseError as exc:
+        if not denied(exc):
+            raise
+        raise denied_error(exc, url, config.keys.prefix) from None
     finally:
         if embedded is not None:
             embedded.close()
+
+
+def denied_error(exc: redis.ResponseError, url: str | None, prefix: str) -> RedisUnavailableError:
+    """The error of a command whose Redis at ``url`` (None: the embedded one, not running now) refused its
+    user a command or key (``exc``: :func:`denied`): what and the fix (:func:`denial`), and that what it
+    wrote before stands."""
+    return RedisUnavailableError(
+        f"{denial(exc, url, prefix)}; then run the command again: what it wrote before the refusal stands,"
+        " each change whole"
+    )
 
 
 def _note_left(server: redis.Redis, keys: Keys, job: str, site: str | None, *, again: bool = False) -> None:

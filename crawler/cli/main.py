@@ -62,16 +62,18 @@ def _redis_refused() -> tuple[type[BaseException], ...]:
     return () if client is None else (client.ResponseError,)
 
 
-def _denial(exc: BaseException) -> str | None:
-    """What Redis refused the user of the command's Redis (ACL) and the fix; None when ``exc`` is another
-    error."""
+def _denial(exc: BaseException) -> CrawlerError | None:
+    """The error of Redis refusing the user of REDIS_URL a command or key (ACL) outside the command's
+    Redis (:func:`crawler.cli.crawl.redis_and_server` says those of the embedded server too); None when
+    ``exc`` is another error."""
     # Imported here: the commands that use no Redis do not load it.
-    from crawler.redisio.connection import denial, denied  # noqa: PLC0415
+    from crawler.cli.crawl import denied_error  # noqa: PLC0415
+    from crawler.redisio.connection import denied  # noqa: PLC0415
 
     if not denied(exc):
         return None
     config = Config.from_env()
-    return denial(exc, config.redis_url, config.keys.prefix)
+    return denied_error(exc, config.redis_url, config.keys.prefix)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,14 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_FETCH
     except _redis_refused() as exc:
-        said = _denial(exc)
-        if said is None:
+        refused = _denial(exc)
+        if refused is None:
             raise
-        tell(
-            "error",
-            f"{said}; then run the command again: what it wrote before the refusal stands, each change whole",
-        )
-        return EXIT_FETCH
+        tell("error", str(refused))
+        return refused.exit_code
     except Terminated:
         tell(None, "terminated (SIGTERM)")
         return EXIT_TERMINATED
