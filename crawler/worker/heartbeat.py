@@ -19,7 +19,8 @@ whatever the setting. A beat reads only the entries whose beat is due by then
 (:class:`crawler.redisio.workers.Heartbeats`), not the whole hash. :func:`announced` writes a process's
 first beat before its worker starts, and removes it when the process is done. Each beat checks too that
 Redis still holds the crawler's data (:class:`crawler.redisio.since.DataMarker`), recorded in the data
-folder ``CRAWLER_DATA_DIR`` when the settings name one (the crawler's commands do).
+folder ``CRAWLER_DATA_DIR`` when the settings name one: the crawler's commands do, and so does ``scrapy
+crawl sites`` (:func:`crawler.config.apply_environment` gives it the environment's, else ``data``).
 """
 
 from __future__ import annotations
