@@ -207,6 +207,31 @@ def test_starts_a_server_that_answers_ping_and_stops_it(data_dir: Path) -> None:
     assert not (data_dir / "redis" / "redis.pid").exists()
 
 
+def test_a_server_given_a_password_is_stopped_by_its_owner_not_left_running_as_a_full_disk(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An embedded server given a password (CONFIG SET requirepass) answers PING with NOAUTH: its owner's
+    close took any error reply for a full disk, said "left the embedded Redis server at ... running: it
+    refuses writes (its disk is full) ... free space on the disk", and left it running for a reaper that
+    stops it only once it takes writes (never: it asks for the password). Only MISCONF keeps it running; a
+    server that asks for a password is stopped (SIGTERM once it refuses SHUTDOWN: Redis writes its
+    append-only file as it exits), with its data."""
+    with EmbeddedRedis(data_dir) as server:
+        pid = server.pid
+        assert pid is not None
+        client = connect(server.url)
+        client.set(b"kept", b"yes")
+        client.config_set("requirepass", "sekret")
+        client.close()
+        caplog.set_level(logging.INFO, logger="crawler.redisio.embedded")
+    said = [record.getMessage() for record in caplog.records]
+    assert not any("its disk is full" in line for line in said), said
+    assert any("refused SHUTDOWN (b'-NOAUTH" in line for line in said), said
+    assert _gone(pid)
+    with EmbeddedRedis(data_dir) as server, connect(server.url) as client:
+        assert client.get(b"kept") == b"yes"
+
+
 def test_ensure_twice_keeps_one_server(data_dir: Path) -> None:
     with EmbeddedRedis(data_dir) as server:
         pid = server.pid
@@ -451,6 +476,25 @@ def test_a_server_whose_users_were_all_killed_is_shut_down_by_its_reaper_with_it
     with EmbeddedRedis(data_dir) as server:
         assert server.owner
         assert _call(server.url, "get", b"from-child") == b"yes", "SHUTDOWN flushed the append-only file"
+
+
+def test_a_server_given_a_password_whose_users_were_all_killed_is_shut_down_by_its_reaper_with_its_data(
+    data_dir: Path, spawn: Callable[..., tuple[subprocess.Popen[str], str]]
+) -> None:
+    """The reaper of a server given a password (NOAUTH to its PING) took it for one refusing writes and kept
+    it running for ever, saying to free disk space. It stops it: SHUTDOWN is refused (NOAUTH), SIGTERM (Redis
+    writes its append-only file as it exits)."""
+    child, said = spawn(data_dir, "set")
+    server_pid = int(said)
+    with redis.Redis(unix_socket_path=str(data_dir.resolve() / "redis" / "redis.sock")) as client:
+        client.config_set("requirepass", "sekret")
+    child.kill()  # SIGKILL: the only user cannot leave, so cannot stop the server
+    child.wait(WAIT_LIMIT)
+    _wait_until(lambda: _gone(server_pid), "the reaper to shut the server down")
+    log = (data_dir / "redis" / "redis.log").read_text(encoding="utf-8")
+    assert "refused SHUTDOWN (b'-NOAUTH" in log and "but it refuses writes" not in log, log[-4000:]
+    with EmbeddedRedis(data_dir) as server:
+        assert _call(server.url, "get", b"from-child") == b"yes", "SIGTERM flushed the append-only file"
 
 
 def test_a_killed_user_not_reaped_yet_does_not_keep_the_server_from_its_reaper(

@@ -195,12 +195,13 @@ class _State(enum.Enum):
     STALE = "a socket file that refuses connections"
     READY = "a server answering PING"
     LOADING = "a server still loading its data"
-    REFUSING = "a server that answers PING with an error (it runs, but refuses writes)"
+    REFUSING = "a server that answers PING with MISCONF (it runs, but refuses writes)"
+    TURNING_AWAY = "a server that answers PING with another error (NOAUTH: it asks for a password)"
     SILENT = "a server that accepts connections but does not answer PING"
 
 
 # A server in these states is up: it answers (what a client may do with it is the client's to say).
-_ANSWERING = frozenset({_State.READY, _State.REFUSING})
+_ANSWERING = frozenset({_State.READY, _State.REFUSING, _State.TURNING_AWAY})
 
 
 def _flock_within(fd: int, seconds: float) -> bool:
@@ -964,8 +965,10 @@ class EmbeddedRedis:
             return _State.READY
         if reply.startswith(b"-LOADING"):
             return _State.LOADING
-        if reply.startswith(b"-"):
+        if reply.startswith(b"-MISCONF"):
             return _State.REFUSING
+        if reply.startswith(b"-"):
+            return _State.TURNING_AWAY
         return _State.SILENT
 
     def _stop_server(self) -> None:
@@ -975,14 +978,19 @@ class EmbeddedRedis:
             if process.poll() is None:
                 self._shut_down(process)
             return
-        if self._probe() is not _State.READY:
+        if self._probe() not in (_State.READY, _State.TURNING_AWAY):
             return
         pid = self._live_server_pid()
         reply = self._send_shutdown()
         if reply:
-            logger.warning("the embedded Redis server refused SHUTDOWN (%r)", reply.strip())
-        if pid is not None and self._wait_server_gone() is not None:
+            # The server answers SHUTDOWN only when it refuses to stop (NOAUTH: a password was set): SIGTERM,
+            # on which Redis writes its append-only file as it exits.
+            logger.warning("the embedded Redis server refused SHUTDOWN (%r); terminating it", reply.strip())
+        elif pid is not None and self._wait_server_gone() is not None:
             logger.warning("the embedded Redis server (pid %d) did not stop: terminating it", pid)
+        else:
+            pid = None
+        if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGTERM)
         logger.info("shut the embedded Redis server down: no process uses it any more")
