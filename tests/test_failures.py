@@ -1505,7 +1505,8 @@ def test_a_response_whose_head_is_past_the_limit_is_refused_once_saying_so(site:
 def test_a_temp_crawl_says_each_failure_once_in_its_own_words(site: Site) -> None:
     """A temp crawl printed Scrapy's ERROR lines among its own: 'Gave up retrying <GET ...>' before each
     dead letter's warning, and 'Error downloading <GET .../robots.txt>' of a host that cannot be reached.
-    Each failure is said once, by the crawl's own line; Scrapy's are at INFO (shown at LOG_LEVEL=INFO)."""
+    Each failure is said once, by the crawl's own line; Scrapy's, and each try at a robots.txt, at DEBUG
+    (shown at LOG_LEVEL=DEBUG: in a worker's log, at its LOG_LEVEL INFO, they were a line per request)."""
     fails, nobody = unique("fails"), "http://127.0.0.1:9/a/nobody-listens"
     site.rule(f"/flaky/{fails}?fail=99", nobody)
     done = site.temp()
@@ -1515,12 +1516,57 @@ def test_a_temp_crawl_says_each_failure_once_in_its_own_words(site: Site) -> Non
         assert len(said) == 1 and said[0].startswith(f"crawler temp: warning: Dead-lettered {url} "), said
     assert "ERROR" not in done.stderr, done.stderr[-3000:]
     site.rule(f"/flaky/{unique('fails')}?fail=99", f"{nobody}-too")
-    diagnosed = site.temp("-s", "LOG_LEVEL=INFO")
+    diagnosed = site.temp("-s", "LOG_LEVEL=DEBUG")
     for lowered in (
-        "[scrapy.downloadermiddlewares.retry] INFO: Gave up retrying <GET",
-        "[crawler.worker.robots] INFO: Error downloading <GET http://127.0.0.1:9/robots.txt>",
+        "[scrapy.downloadermiddlewares.retry] DEBUG: Gave up retrying <GET",
+        "[crawler.worker.robots] DEBUG: Error downloading <GET http://127.0.0.1:9/robots.txt>: ",
     ):
-        assert lowered in diagnosed.stderr, diagnosed.stderr[-3000:]
+        assert lowered in diagnosed.stderr, lowered
+
+
+def test_a_site_that_is_down_is_said_once_then_in_a_count_while_each_url_stays_in_the_dead_letters(
+    site: Site,
+) -> None:
+    """A site that went down gave a worker's log two lines per request of its queue (12 here): Scrapy's
+    ERROR "Gave up retrying <GET URL>" and the warning "Dead-lettered URL of site 'S': ... connection
+    refused" (robots.txt of its host, two more). Now the first dead letter is said whole, saying that the
+    next ones alike are counted; the rest in one line as the site answers again (its slow page, last), with
+    their count, the last URL and the reason; Scrapy's line is at DEBUG. `crawler dead list` names each,
+    the counters (dead/<site>, errors/connection/<site>) count each."""
+    down = [f"http://127.0.0.1:9/a/down-{number}" for number in range(12)]
+    site.rule(*down, "/slow?seconds=6")
+    with (site.rules / f"{site.name}.yaml").open("a", encoding="utf-8") as rule:
+        rule.write("schedule: {every: 1h}\n")
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: "/slow?seconds=6" in site.stored(), "the site's slow page stored")
+    finally:
+        worker.terminate()
+        _, log = worker.communicate(timeout=COMMAND_TIMEOUT)
+    said = [line for line in log.splitlines() if "127.0.0.1:9" in line]
+    assert len(said) == 3, "\n".join(said)
+    assert re.search(r"WARNING: robots\.txt of 127\.0\.0\.1:9 could not be fetched \(", said[0]), said
+    assert "WARNING: Dead-lettered http://127.0.0.1:9/a/down-" in said[1], said
+    assert "nothing listens there" in said[1] and "counted" in said[1], said
+    assert re.search(
+        r"WARNING: Site 'faults' answers again \(`crawler dead requeue --site faults` asks again for its dead"
+        r" letters\): 11 more requests dead-lettered so in the \d+ s since the last line, the last:"
+        r" http://127\.0\.0\.1:9/a/down-\d+ of site 'faults': DownloadConnectionRefusedError.*nothing listens"
+        r" there",
+        said[2],
+    ), said
+    assert sorted(letter["url"] for letter in site.dead()) == sorted(down)
+    (faults,) = site.status()["sites"]
+    assert faults["dead_letters"] == 12 and faults["errors_by_kind_24h"] == {"connection": 12}, faults
 
 
 def test_the_line_of_other_jobs_handled_points_to_the_dead_letters_only_when_there_are_some() -> None:

@@ -81,3 +81,30 @@ def test_a_fault_that_was_mended_says_its_unsaid_requests_and_is_said_whole_if_i
     ]
     assert faults.new("dead-lettered", gone)
     assert faults.said("dead-lettered", gone, logging.WARNING) == (logging.WARNING, "")
+
+
+def test_a_fault_ended_by_what_mended_it_says_so_in_one_line_with_its_unsaid_requests(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A site that answers again ends its faults of no answer: one line says so, with the count of the
+    dead letters not said yet (none: the line alone, at INFO)."""
+    now = [0.0]
+    faults = RepeatedFaults(60.0, clock=lambda: now[0])
+    down = "http://a.test/1 of site 'a': connection refused"
+    for number in range(5):
+        faults.said("dead-lettered", down.replace("/1", f"/{number}"), logging.WARNING)
+    faults.said("dead-lettered", "http://b.test/1 of site 'b': connection refused", logging.WARNING)
+    now[0] = 9.0
+    with caplog.at_level(logging.INFO, logger="crawler.worker.faults"):
+        faults.ended("dead-lettered", down, over="Site 'a' answers again")
+        faults.ended(
+            "dead-lettered", "http://b.test/1 of site 'b': connection refused", over="Site 'b' answers again"
+        )
+    assert [(record.levelno, record.getMessage()) for record in caplog.records] == [
+        (
+            logging.WARNING,
+            "Site 'a' answers again: 4 more requests dead-lettered so in the 9 s since the last line, the"
+            " last: http://a.test/4 of site 'a': connection refused",
+        ),
+        (logging.INFO, "Site 'b' answers again"),
+    ]

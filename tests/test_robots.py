@@ -268,6 +268,33 @@ def test_a_robots_txt_that_hangs_holds_its_pages_for_its_own_timeout_and_one_ret
     assert noted["robots_unreachable_24h"] == 1, noted
 
 
+def test_a_robots_txt_that_cannot_be_fetched_again_at_each_max_age_is_said_once_in_one_line(
+    robots_unanswered: SiteServer, tmp_path: Path
+) -> None:
+    """A robots.txt that cannot be downloaded is tried again at each ROBOTS_MAX_AGE_SECONDS (24 h; 0.1 s
+    here, past the site's delay of 0.3 s: each page's request tries it again): each try logged "Error
+    downloading <GET .../robots.txt>" at ERROR (a line a host and day in a worker's log; at INFO in a temp
+    crawl, 5 lines here). Now each try is at DEBUG; the host's warning says it once with the reason, and
+    every try is counted (robots/unreachable/<site>)."""
+    server = robots_unanswered
+    site = Site(server, tmp_path, name="norobots")
+    site.rule("/a/first", "/a/second", "/a/third", "/a/fourth")
+    rule = site.rules / "norobots.yaml"
+    rule.write_text(
+        rule.read_text(encoding="utf-8") + "politeness: {delay: 0.3, concurrency: 1}\n", encoding="utf-8"
+    )
+    done = site.temp("-s", "ROBOTS_MAX_AGE_SECONDS=0.1", "-s", "LOG_LEVEL=INFO")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "robots.txt" in line]
+    assert said == [
+        f"crawler temp: warning: robots.txt of {server.host}:{server.port} could not be fetched (connection"
+        " closed before an answer: Connection was closed cleanly): its pages are crawled as if it allowed"
+        " them"
+    ], said
+    (noted,) = [one for one in site.status()["sites"] if one["site"] == "norobots"]
+    assert noted["robots_unreachable_24h"] >= 1, noted
+
+
 class _Changing(SiteHandler):
     """The test site, whose robots.txt allows everything until a page under /private/ has been served,
     then disallows /private/; each request's path recorded in ``seen``."""
@@ -579,11 +606,11 @@ def test_a_robots_txt_that_cannot_be_fetched_is_said_without_the_urls_password(
         await _ask(middleware, "http://user:secret@a.test/1")
         await engine.fail()
 
-    with caplog.at_level("INFO", logger="crawler.worker.robots"):
+    with caplog.at_level("DEBUG", logger="crawler.worker.robots"):
         asyncio.run(crawl())
     said = [record.getMessage() for record in caplog.records]
     assert "secret" not in caplog.text, caplog.text
-    assert said[0] == "Error downloading <GET http://***@a.test/robots.txt>", said
+    assert said[0].startswith("Error downloading <GET http://***@a.test/robots.txt>: "), said
     assert said[1].startswith("robots.txt of ***@a.test could not be fetched ("), said
 
 

@@ -278,37 +278,8 @@ def _holds_nothing(url: str) -> bool:
 LOST_REQUESTS_SECONDS = 5.0
 
 
-# The loggers whose errors a temp crawl and the demo say in their own words: Scrapy's 'Gave up retrying'
-# (the request's dead letter says it, a warning for the crawl's own job) and a robots.txt that could not be
-# downloaded (the worker's warning 'robots.txt of HOST could not be fetched', once per host).
-_SAID_BY_COMMAND = ("scrapy.downloadermiddlewares.retry", "crawler.worker.robots")
-
-
-class _LoweredToInfo(logging.Filter):
-    """An error record of a logger it filters goes on at INFO: shown only at ``-s LOG_LEVEL=INFO``; its
-    warnings stay warnings (the command's own lines)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.ERROR:
-            record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
-        return True
-
-
-@contextmanager
-def _errors_lowered(names: Iterable[str]) -> Iterator[None]:
-    """While it lasts, the records of the loggers ``names`` are INFO (:class:`_LoweredToInfo`)."""
-    lowered, loggers = _LoweredToInfo(), [logging.getLogger(name) for name in names]
-    for each in loggers:
-        each.addFilter(lowered)
-    try:
-        yield
-    finally:
-        for each in loggers:
-            each.removeFilter(lowered)
-
-
 def run_temp(args: argparse.Namespace) -> int:
-    with _warnings_said(), _errors_lowered(_SAID_BY_COMMAND):
+    with _warnings_said():
         return _temp(args)
 
 
@@ -970,7 +941,7 @@ def run_demo(args: argparse.Namespace) -> int:
     config = Config.from_env()
     _check_store(config, {})
     directory = config.data_dir / "demo"
-    with _demo_lock(directory), _warnings_said(), _errors_lowered(_SAID_BY_COMMAND):
+    with _demo_lock(directory), _warnings_said():
         if not args.keep:
             _start_anew(directory)
         return _demo(args, config, directory)

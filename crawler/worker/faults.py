@@ -1,9 +1,11 @@
 """``RepeatedFaults``: one fault that befalls many requests alike (a damaged week's file, a full disk: the
-same store error for every article) is said once, not once a request. Its first request's line is logged
-whole; the requests after it are logged at DEBUG and counted, and the next one at least
+same store error for every article; a site that is down: the same connection refused for each of its
+requests) is said once, not once a request. Its first request's line is
+logged whole; the requests after it are logged at DEBUG and counted, and the next one at least
 ``REMINDER_SECONDS`` after the last line said is logged whole again, with how many requests the fault
-befell in between; when the worker stops, a fault with requests still unsaid is said once more with
-their count. Every request is still dead-lettered or deferred as before: only its log line is spared."""
+befell in between; when the fault ends (what caused it was mended) or the worker stops, a fault with
+requests still unsaid is said once more with their count. Every request is still dead-lettered or
+deferred as before: only its log line is spared."""
 
 from __future__ import annotations
 
@@ -68,14 +70,22 @@ class RepeatedFaults:
         whole, with no count)."""
         return (what, _VARYING.sub("...", reason)) not in self._faults
 
-    def ended(self, what: str, reason: str, level: int = logging.WARNING) -> None:
+    def ended(self, what: str, reason: str, level: int = logging.WARNING, *, over: str = "") -> None:
         """The fault of ``reason`` under ``what`` is over (what caused it was mended): its requests not
         said yet are said with their count, and it is forgotten (if it comes back, its first request is
-        said whole at once)."""
+        said whole at once). With ``over`` (what ended it), that is said in any case, at INFO when no
+        request is left unsaid, with their count after it when some are."""
         key = (what, _VARYING.sub("...", reason))
         fault = self._faults.pop(key, None)
-        if fault is not None:
+        if fault is None:
+            return
+        if not over:
             self._say(what, fault, level, self._clock())
+        elif fault.unsaid:
+            since = _since(fault.unsaid, what, self._clock() - fault.said)
+            logger.log(level, "%s: %s, the last: %s", over, since, fault.reason)
+        else:
+            logger.info("%s", over)
 
     def close(self, level: int = logging.WARNING) -> None:
         """Say each fault whose last requests were not said, with their count."""

@@ -30,10 +30,8 @@ logger = logging.getLogger(__name__)
 
 
 class _OneLine(logging.Filter):
-    """Keeps a record's message and drops its traceback: for a robots.txt that cannot be downloaded (a
-    host that refuses connections: the crawl goes on, the page's own failure is reported), and for our
-    named errors in the item pipelines (their messages say what failed and the fix). A bug keeps its
-    traceback."""
+    """Keeps a record's message and drops its traceback: for our named errors in the item pipelines (their
+    messages say what failed and the fix). A bug keeps its traceback."""
 
     def __init__(self, *, only_ours: bool) -> None:
         super().__init__()
@@ -78,6 +76,18 @@ class _ScrapysList(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno == logging.INFO and str(record.msg).startswith(_SCRAPYS_LISTS):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+class _GaveUp(logging.Filter):
+    """Scrapy's ERROR "Gave up retrying <GET URL> (failed 3 times): ..." is logged at DEBUG: the request's
+    dead letter says it (once for a site's requests that fail alike: crawler.worker.scheduler), or the
+    warning of a robots.txt that could not be fetched (once per host); a site that is down gave a line per
+    request of its queue."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Gave up retrying"):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
 
@@ -136,9 +146,9 @@ _SCRAPYS_LIST_LOGGERS = (
     "scrapy.statscollectors",
 )
 _ONE_LINE_LOGGERS = {
-    "crawler.worker.robots": _OneLine(only_ours=False),
     "scrapy.core.scraper": _OneLine(only_ours=True),
 }
+_GAVE_UP = _GaveUp()
 
 
 # The numeric settings a crawl reads (crawler/settings.py declares the range of each beside it), checked
@@ -176,6 +186,7 @@ def run_worker(
     """
     for name, one_line in _ONE_LINE_LOGGERS.items():
         logging.getLogger(name).addFilter(one_line)
+    logging.getLogger("scrapy.downloadermiddlewares.retry").addFilter(_GAVE_UP)
     logging.getLogger("scrapy.utils.signal").addFilter(_NEVER_OPENED)
     logging.getLogger("scrapy.core.engine").addFilter(_NEVER_OPENED)
     for name in _SCRAPYS_LIST_LOGGERS:

@@ -14,9 +14,10 @@ bounded by the pages' ``DOWNLOAD_TIMEOUT`` and ``RETRY_TIMES``: the pages of its
 the pages' 30 s and 2 retries, one that hangs held them 90 s). One that cannot be downloaded (its retries
 spent on a refused connection, a timeout, a connection closed with no answer) or that answers a 5xx (RFC
 9309 2.3.1.3: unreachable; its body is an error page, never read as the file) is read as allowing
-everything, as Scrapy does; once per host the worker says so, a warning (INFO for another job's request,
-which a temp crawl's worker helps with), and counts it as
-``robots/unreachable/<site>`` for ``crawler status``.
+everything, as Scrapy does; once per host the worker says so, a warning with the reason in one line (INFO
+for another job's request, which a temp crawl's worker helps with), and counts it as
+``robots/unreachable/<site>`` for ``crawler status``; each try that failed is logged at DEBUG alone
+(Scrapy's middleware logged a traceback at each, again at each refresh).
 
 A parse is fetched again once ``ROBOTS_MAX_AGE_SECONDS`` old (RFC 9309 2.4: at most 24 h), by the host's
 next request, which waits for it; the requests that come meanwhile keep to the old parse, and so does
@@ -172,12 +173,13 @@ class AgentRobotsTxtMiddleware(RobotsTxtMiddleware):
         try:
             response = await self.crawler.engine.download_async(robots)
             parser = build_from_crawler(self._parserimpl, self.crawler, response.body)
-        except Exception as exc:  # as Scrapy's: a robots.txt that cannot be read allows everything
+        except Exception as exc:  # noqa: BLE001 - as Scrapy's: a robots.txt that cannot be read allows all
             if not isinstance(exc, IgnoreRequest):
                 self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
                 if not isinstance(exc, DownloadStopped):
-                    logger.exception("Error downloading <%s %s>", robots.method, redacted(robots.url))
-                    self._unfetched(request, url.netloc, self._why(exc), kept=old is not None)
+                    why = self._why(exc)
+                    logger.debug("Error downloading <%s %s>: %s", robots.method, redacted(robots.url), why)
+                    self._unfetched(request, url.netloc, why, kept=old is not None)
             return None
         self._stats.inc_value("robotstxt/response_count")
         self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")

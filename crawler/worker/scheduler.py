@@ -48,7 +48,7 @@ from scrapy.utils.reactor import CallLaterOnce
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
-from crawler.commandline import counted
+from crawler.commandline import counted, suggest
 from crawler.errors import redacted, redacted_text
 from crawler.redisio import redirects as redirect_notes
 from crawler.redisio import serializer
@@ -85,12 +85,18 @@ from crawler.worker.faults import RepeatedFaults
 from crawler.worker.pipelines.store import store_pipeline_of, store_writes_again
 from crawler.worker.sessions import COOKIE_SET_META
 
-__all__ = ["LeasedScheduler", "leases_ending", "renew_seconds", "request_queued", "scheduler_of"]
+__all__ = ["NO_ANSWER", "LeasedScheduler", "leases_ending", "renew_seconds", "request_queued", "scheduler_of"]
 
 logger = logging.getLogger(__name__)
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
+
+# The kinds of failure (crawler.worker.spider._kind) where the site did not answer: its URL may well be
+# right, and the site's dead letters of them end once it answers again.
+NO_ANSWER = frozenset({"connection", "timeout"})
+# What became of a request that failed for good, as its lines say (RepeatedFaults).
+DEAD_LETTERED = "dead-lettered"
 
 # Entries looked at per call of next_request when they turn out to be no requests (dead-lettered), or
 # requests of a site this worker has no rule of (put back, or dead-lettered, unfetched).
@@ -165,9 +171,13 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # Leases whose download ended, to report at the next pop (crawler.worker.slots).
         self.downloaded: list[str] = []
         self.outage = outage_of(crawler)
-        # A store error that befalls every article alike (a damaged week's file, a full disk): said once a
-        # minute with a count, not once an article.
+        # A store error that befalls every article alike (a damaged week's file, a full disk), and a site's
+        # failure that befalls its requests alike (it is down: a connection refused, a timeout): said once,
+        # then once a minute with a count, not once an article or request.
         self.faults = RepeatedFaults()
+        # Per site that did not answer (NO_ANSWER), its faults whose dead letters RepeatedFaults counts:
+        # ended, with their count, once the site answers again.
+        self._unanswered: dict[str, set[str]] = {}
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
@@ -731,6 +741,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             counts=job_counts(request),
         )
         self._acks.append(_Pending(ack, self._renewed + self.lease_seconds, tuple(written)))
+        if fetched:
+            self._answered(work.site)
         if work.is_discover:
             self._ending.append(work)
         self._ack_soon.schedule()
@@ -916,7 +928,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             self.stats.inc_value("others/dead")
         level, since = (logging.DEBUG if quiet else job_level(self.crawler, work.job)), ""
         if kind == "store" and not quiet:
-            level, since = self.faults.said("dead-lettered", redacted_text(reason), level)
+            level, since = self.faults.said(DEAD_LETTERED, redacted_text(reason), level)
+        elif not quiet:
+            level, since = self._site_fault(request, work, reason, kind, level)
         logger.log(
             level,
             "Dead-lettered %s of site %r: %s%s",
@@ -925,6 +939,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             redacted_text(reason),
             since,
         )
+        if kind not in NO_ANSWER:
+            self._answered(work.site)
         record = self._record(
             reason, url=request.url, site=work.site, job=work.job, kind=kind, fetched=fetched
         )
@@ -944,6 +960,39 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             fetched=fetched,
             supersedes=f"{work.slot}\n{request.url}",
         )
+
+    def _site_fault(
+        self, request: Request, work: Work, reason: str, kind: str, level: int
+    ) -> tuple[int, str]:
+        """The level and the end of the line of a dead letter that is not the store's: the fault of its site
+        and reason (less its URL: a site that is down fails each request alike) is said whole the first
+        time, saying the next ones are counted, then once a minute with their count (:class:`RepeatedFaults`,
+        the rest as the worker stops, or as the site answers again for a site that did not answer)."""
+        fault = f"{redacted(request.url)} of site {work.site!r}: {redacted_text(reason)}"
+        first = self.faults.new(DEAD_LETTERED, fault)
+        level, since = self.faults.said(DEAD_LETTERED, fault, level)
+        if kind in NO_ANSWER and work.site is not None:
+            self._unanswered.setdefault(work.site, set()).add(fault)
+        if not first:
+            return level, since
+        listed = suggest(f"dead list --site {work.site}")
+        return level, (
+            f"; the next dead letters of the site alike are said once a minute, counted (`{listed}` lists"
+            " each)"
+        )
+
+    def _answered(self, site: str | None) -> None:
+        """``site`` answered a request: its faults of no answer are over, each said with the count of its
+        dead letters not said yet."""
+        if site is None or site not in self._unanswered:
+            return
+        again = suggest(f"dead requeue --site {site}")
+        for fault in self._unanswered.pop(site):
+            self.faults.ended(
+                DEAD_LETTERED,
+                fault,
+                over=f"Site {site!r} answers again (`{again}` asks again for its dead letters)",
+            )
 
     def forget(self, request: Request) -> None:
         """Stop renewing ``request``'s lease (Redis failed under its work): it expires and goes back to

@@ -145,7 +145,7 @@ from crawler.worker.onsite import OffSiteRedirect
 from crawler.worker.pagetext import page_encoding, page_text, page_tree
 from crawler.worker.pipelines.store import store_pipeline_of
 from crawler.worker.robots import ROBOTS_REFUSAL, robots_agent
-from crawler.worker.scheduler import leases_ending, scheduler_of
+from crawler.worker.scheduler import NO_ANSWER, leases_ending, scheduler_of
 from extractors import extract
 from extractors.documents import document_kind
 from extractors.encoding import Decoded, Doubt, sniff_binary
@@ -167,8 +167,6 @@ DECOMPRESSED_PAST_MAXSIZE = "exceeded DOWNLOAD_MAXSIZE"
 DECLARED_PAST_MAXSIZE = re.compile(
     r"Expected to receive (\d+) bytes which is larger than download max size \((\d+)\)"
 )
-# The kinds of failure (_kind) where the site did not answer: its URL may well be right.
-NO_ANSWER = frozenset({"connection", "timeout"})
 # What became of a request of a site with no rule here, as its lines say (RepeatedFaults).
 _DEAD_LETTERED = "dead-lettered"
 # What befell a page whose rule's regular expressions spent their time budget, as its lines say.
