@@ -1200,6 +1200,7 @@ def _proxies(server: redis.Redis, keys: Keys, now: float) -> list[dict[str, Any]
                 "ok": int(health.get("ok", 0)),
                 "failed": int(health.get("failed", 0)),
                 "banned": int(health.get("banned", 0)),
+                "benches": int(health.get("benches", 0)),
                 "latency_ms": int(health["latency_ms"]) if "latency_ms" in health else None,
                 "benched": until > now,
                 "benched_until": _iso(until) if until > now else None,

@@ -1569,6 +1569,39 @@ def test_a_site_that_is_down_is_said_once_then_in_a_count_while_each_url_stays_i
     assert faults["dead_letters"] == 12 and faults["errors_by_kind_24h"] == {"connection": 12}, faults
 
 
+def test_a_dead_proxy_benched_again_and_again_is_said_once_then_counted(site: Site) -> None:
+    """A proxy that is down is benched after PROXY_MAX_FAILURES (3) failures in a row, back after
+    PROXY_BENCH_SECONDS, and benched again at its next 3 failures: "Proxy P benched for 300 s: 3 failures
+    in a row" came again at each, 12 lines an hour. Now its first bench is said, the next ones counted
+    (proxy/benched) and said with their count as the worker stops (or hourly, or as it works again)."""
+    pages = '", "'.join(site.server.url(f"/a/behind-{number}") for number in range(8))
+    site.write_rule(RULE.format(start=pages))
+    done = site.crawler(
+        "temp",
+        site.name,
+        *FAST_ARGS,
+        "-s",
+        "PROXY_BENCH_SECONDS=0.5",
+        "-s",
+        "CRAWLER_PROXIES=http://127.0.0.1:9",
+    )
+    assert "errors 8" in done.stdout, done.stdout + done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "proxy http://127.0.0.1:9 benched" in line.lower()]
+    assert len(said) == 2, said
+    assert said[0] == (
+        "crawler temp: warning: Proxy http://127.0.0.1:9 benched for 0.5 s: 3 failures in a row; benched"
+        " again while it fails so, said once an hour with a count"
+    ), said
+    more = re.fullmatch(
+        r"crawler temp: warning: (\d+) more times proxy http://127\.0\.0\.1:9 benched so in the \d+ s since"
+        r" the last line, the last: 3 failures in a row",
+        said[1],
+    )
+    assert more is not None, said
+    (proxy,) = site.status()["proxies"]
+    assert proxy["benches"] == 1 + int(more[1]) and proxy["failed"] >= 24, proxy
+
+
 def test_the_line_of_other_jobs_handled_points_to_the_dead_letters_only_when_there_are_some() -> None:
     """The temp crawl's last line of the other jobs' requests its worker handled sent the reader to
     `crawler dead list` when it had dead-lettered none of them, where none of them is."""

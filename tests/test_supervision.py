@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import os
 import re
 import socket
@@ -474,6 +475,42 @@ def test_a_proxy_benched_by_a_worker_whose_clock_is_off_is_benched_for_its_bench
     other.flush()
     assert other.choose(proxies[:1]) is None, "benched for every worker"
     assert other.bench_left(proxies[:1]) <= bench_seconds
+
+
+def test_a_proxy_benched_again_is_said_once_until_it_works_again_and_its_benches_counted(
+    redis_server: str, redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A proxy benched again before it worked once is the same fault going on: said once, then counted
+    (its health's ``benches``, read by ``crawler status``); the request that goes through it again ends
+    it in one line with the benches not said; benched after that, it is said whole again."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    values.update(REDIS_URL=redis_server, STATS_CLASS="scrapy.statscollectors.MemoryStatsCollector")
+    (proxy,) = global_proxies("http://127.0.0.1:9", None)
+    pool = ProxyPool(get_crawler(settings_dict=values), [proxy], {})
+    with caplog.at_level(logging.INFO, logger="crawler.worker"):
+        for _ in range(3):
+            pool.bench(proxy.id, "3 failures in a row")
+        pool.release(proxy.id, ok=True)
+        pool.bench(proxy.id, "3 failures in a row")
+    pool.flush()
+    said = [record.getMessage() for record in caplog.records if "127.0.0.1:9" in record.getMessage()]
+    first = (
+        "Proxy http://127.0.0.1:9 benched for 300 s: 3 failures in a row; benched again while it fails so,"
+        " said once an hour with a count"
+    )
+    assert len(said) == 3 and said[0] == said[2] == first, said
+    assert re.fullmatch(
+        r"Proxy http://127\.0\.0\.1:9 works again: 2 more times proxy http://127\.0\.0\.1:9 benched so in the"
+        r" \d+ s since the last line, the last: 3 failures in a row",
+        said[1],
+    ), said
+    assert redis_client.hget(KEYS.proxy(proxy.id), "benches") == b"4"
 
 
 def test_a_proxy_no_worker_configures_any_more_has_its_health_expire(

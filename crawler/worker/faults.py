@@ -1,6 +1,6 @@
 """``RepeatedFaults``: one fault that befalls many requests alike (a damaged week's file, a full disk: the
 same store error for every article; a site that is down: the same connection refused for each of its
-requests) is said once, not once a request. Its first request's line is
+requests; a proxy benched again and again) is said once, not once a request. Its first request's line is
 logged whole; the requests after it are logged at DEBUG and counted, and the next one at least
 ``REMINDER_SECONDS`` after the last line said is logged whole again, with how many requests the fault
 befell in between; when the fault ends (what caused it was mended) or the worker stops, a fault with
@@ -41,9 +41,16 @@ class RepeatedFaults:
     a request (its URLs, and the store's "N articles (first URL)" of the write it failed in), under a
     ``what`` (what became of the request)."""
 
-    def __init__(self, every: float = REMINDER_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        every: float = REMINDER_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        noun: str = "request",
+    ) -> None:
         self.every = every
         self._clock = clock
+        # What a fault befalls, as its count says it: "12 more requests", "11 more times".
+        self.noun = noun
         self._faults: dict[tuple[str, str], _Fault] = {}
 
     def said(self, what: str, reason: str, level: int) -> tuple[int, str]:
@@ -61,7 +68,7 @@ class RepeatedFaults:
         if now - fault.said < self.every:
             fault.unsaid += 1
             return logging.DEBUG, ""
-        since = f" (and {_since(fault.unsaid, what, now - fault.said)})" if fault.unsaid else ""
+        since = f" (and {self._since(fault, what, now)})" if fault.unsaid else ""
         fault.said, fault.unsaid = now, 0
         return level, since
 
@@ -82,8 +89,9 @@ class RepeatedFaults:
         if not over:
             self._say(what, fault, level, self._clock())
         elif fault.unsaid:
-            since = _since(fault.unsaid, what, self._clock() - fault.said)
-            logger.log(level, "%s: %s, the last: %s", over, since, fault.reason)
+            logger.log(
+                level, "%s: %s, the last: %s", over, self._since(fault, what, self._clock()), fault.reason
+            )
         else:
             logger.info("%s", over)
 
@@ -94,10 +102,14 @@ class RepeatedFaults:
             self._say(what, fault, level, now)
         self._faults.clear()
 
-    @staticmethod
-    def _say(what: str, fault: _Fault, level: int, now: float) -> None:
+    def _say(self, what: str, fault: _Fault, level: int, now: float) -> None:
         if fault.unsaid:
-            logger.log(level, "%s, the last: %s", _since(fault.unsaid, what, now - fault.said), fault.reason)
+            logger.log(level, "%s, the last: %s", self._since(fault, what, now), fault.reason)
+
+    def _since(self, fault: _Fault, what: str, now: float) -> str:
+        """``12 more requests <what> so in the 61 s since the last line``."""
+        more = counted(fault.unsaid, f"more {self.noun}")
+        return f"{more} {what} so in the {now - fault.said:.0f} s since the last line"
 
     def _forget_quiet(self, now: float) -> None:
         """Drop the faults said over ``every`` seconds ago with nothing unsaid: they befell no request
@@ -106,8 +118,3 @@ class RepeatedFaults:
             key for key, fault in self._faults.items() if not fault.unsaid and now - fault.said >= self.every
         ]:
             del self._faults[key]
-
-
-def _since(unsaid: int, what: str, seconds: float) -> str:
-    """``12 more requests <what> so in the 61 s since the last line``."""
-    return f"{counted(unsaid, 'more request')} {what} so in the {seconds:.0f} s since the last line"

@@ -55,6 +55,7 @@ from crawler.rules import Rule
 from crawler.rules.access import Proxy, global_proxies
 from crawler.worker.connection import WrongTypeKeys, keys_of, outage_of, server_of
 from crawler.worker.download import DownloadStopped
+from crawler.worker.faults import RepeatedFaults
 
 if TYPE_CHECKING:
     from crawler.worker.bans import Signal
@@ -70,6 +71,10 @@ _WAIT_STEP = 0.05
 # Seconds before a site whose rule names no proxies (or that has no rule) is asked of ``rule_of`` again:
 # each ask may read the rules folder, and each request of the site asks at each look for a free proxy.
 _RULE_ASKED_SECONDS = 1.0
+# Seconds between two lines of a proxy benched again and again (one that is down is benched again each
+# time its bench of PROXY_BENCH_SECONDS ends, 12 times an hour at 300 s): its first bench is said, the next
+# ones counted (proxy/benched, and its health's `benches`) and said with their count once an hour.
+PROXY_REMINDER_SECONDS = 3600.0
 # Answers that are the proxy's failure, not the site's: its credentials refused, its upstream unreachable.
 PROXY_FAILURE_STATUSES = frozenset({407, 502, 504})
 # KEYS: the flush's mark (crawler.redisio.once), the proxies' hashes. ARGV: the flush's number and the mark's
@@ -145,6 +150,10 @@ class ProxyPool:
         self._ask_again: dict[str, float] = {}
         self._loop: task.LoopingCall | None = None
         self._wrong = WrongTypeKeys("Proxy health", "its counts are kept")
+        # The benches of each proxy, said once, then once an hour with a count, until it works again.
+        self._benches = RepeatedFaults(PROXY_REMINDER_SECONDS, noun="time")
+        # Per proxy benched since it last worked, the reason of its last bench (its fault in _benches).
+        self._bench_reason: dict[str, str] = {}
         self._flushes: Flushes[_Flush] = Flushes(self.keys, "proxies")
 
     def candidates(self, site: str | None) -> tuple[Proxy, ...]:
@@ -218,6 +227,9 @@ class ProxyPool:
         self.free(proxy)
         if ok:
             self.failures_in_row[proxy] = 0
+            reason = self._bench_reason.pop(proxy, None)
+            if reason is not None:
+                self._benches.ended(_benched(proxy), reason, over=f"Proxy {proxy} works again")
             self._counts[(proxy, "ok")] += 1
             if latency is not None:
                 before = self.latency.get(proxy)
@@ -241,7 +253,19 @@ class ProxyPool:
         self.failures_in_row[proxy] = 0
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value("proxy/benched")
-        logger.warning("Proxy %s benched for %.0f s: %s", proxy, self.bench_seconds, reason)
+        self._counts[(proxy, "benches")] += 1
+        first = self._benches.new(_benched(proxy), reason)
+        level, since = self._benches.said(_benched(proxy), reason, logging.WARNING)
+        self._bench_reason[proxy] = reason
+        logger.log(
+            level,
+            "Proxy %s benched for %g s: %s%s%s",
+            proxy,
+            self.bench_seconds,
+            reason,
+            "; benched again while it fails so, said once an hour with a count" if first else "",
+            since,
+        )
         try:
             with self._server().pipeline(transaction=False) as pipe:
                 pipe.hset(self.keys.proxy(proxy), mapping={"benched_until": f"{until:.3f}", "reason": reason})
@@ -263,6 +287,7 @@ class ProxyPool:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         self.flush()
+        self._benches.close()
 
     def flush(self) -> None:
         """Add this worker's counts to each proxy's health in Redis, after the flush Redis failed if one did
@@ -312,6 +337,11 @@ class ProxyPool:
         for proxy, until in zip(proxies, benched, strict=True):
             if until:
                 self.benched[proxy] = max(self.benched.get(proxy, 0.0), float(decoded(until)))
+
+
+def _benched(proxy: str) -> str:
+    """What befell ``proxy`` at a bench, as the count of its benches says it."""
+    return f"proxy {proxy} benched"
 
 
 _pools: WeakKeyDictionary[Crawler, ProxyPool] = WeakKeyDictionary()
