@@ -1734,6 +1734,79 @@ def test_bytes_past_a_content_length_that_come_in_the_next_requests_read_count_t
     ) in done.stderr, done.stderr[-4000:]
 
 
+def _short_length_server(articles: tuple[str, ...]) -> socket.socket:
+    """A raw HTTP/1.1 server on 127.0.0.1 that keeps its connections open and sends a wrong Content-Length
+    on every article: half its body's length, the rest sent just before the answer to the next request on
+    the same connection; ``/`` is an index page that links to ``/<name>`` of each of ``articles``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    links = "".join(f"<li><a href='/{name}'>{name}</a></li>" for name in articles)
+    index = f"<html><body><ul class='news'>{links}</ul></body></html>".encode()
+    pages = {f"/{name}": generated_article(name).encode() for name in articles}
+
+    def serve(connection: socket.socket) -> None:
+        pending = b""
+        with connection, connection.makefile("rb") as reader:
+            while request := reader.readline():
+                while reader.readline() not in (b"\r\n", b""):
+                    pass
+                path = request.split()[1].decode()
+                body = pages.get(path, index if path == "/" else b"")
+                declared = len(body) // 2 if path in pages else len(body)
+                head = f"HTTP/1.1 {200 if body else 404} OK\r\nContent-Length: {declared}\r\n\r\n"
+                connection.sendall(pending + head.encode() + body[:declared])
+                pending = body[declared:]
+
+    def accept() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener
+
+
+def test_a_server_that_sends_a_wrong_content_length_on_every_page_is_said_once_then_counted(
+    site: Site,
+) -> None:
+    """A server whose every page is longer than its Content-Length (the rest coming before the answer to
+    the next request on its connection) gave two warnings a page: "URL: at least N bytes came past its
+    Content-Length once its answer was read, in the read of the next request ..." and "the answer on a
+    connection kept from the answer to URL is not HTTP ...: URL is asked again on a new connection" (16
+    for 8 articles). Now each is said once for the site, the rest counted (crawl/body_cut/<site>,
+    crawl/stale_connection/<site>) and said with their count at the end."""
+    articles = tuple(unique(f"short{number}") for number in range(8))
+    listener = _short_length_server(articles)
+    start = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    done = _crawl_one_at_a_time(site, start, listener)
+    assert "stored 8 articles" in done.stdout, done.stdout + done.stderr[-4000:]
+    past = [
+        line
+        for line in done.stderr.splitlines()
+        if "past their Content-Length" in line or "came past" in line
+    ]
+    again = [line for line in done.stderr.splitlines() if "new connection" in line]
+    assert len(past) == 2 and len(again) == 2, "\n".join(past + again)
+    assert "its server sends a wrong Content-Length" in past[0], past
+    cut = re.fullmatch(
+        r"crawler temp: warning: (\d+) more requests of site 'faults' had bytes past their Content-Length so"
+        r" in the \d+ s since the last line, the last: http://\S+: at least [\d,]+ bytes came past its"
+        r" Content-Length.*",
+        past[1],
+    )
+    assert cut is not None, past
+    stale = re.fullmatch(
+        r"crawler temp: warning: (\d+) more requests of site 'faults' were asked again on a new connection so"
+        r" in the \d+ s since the last line, the last: .*",
+        again[1],
+    )
+    assert stale is not None, again
+    assert _site_counter(site, "crawl/body_cut") == 1 + int(cut[1]) >= 6
+    assert _site_counter(site, "crawl/stale_connection") == 1 + int(stale[1]) >= 6
+
+
 def _idle_late_bytes_servers(cut: str, innocent: str) -> tuple[socket.socket, socket.socket, threading.Event]:
     """Two raw HTTP/1.1 servers on 127.0.0.1 that keep their connections open. The second's ``/`` is an
     index page that links to the first's ``/cut``, then to its own ``/innocent``; the first answers

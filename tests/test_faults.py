@@ -83,6 +83,18 @@ def test_a_fault_that_was_mended_says_its_unsaid_requests_and_is_said_whole_if_i
     assert faults.said("dead-lettered", gone, logging.WARNING) == (logging.WARNING, "")
 
 
+def test_the_sizes_of_a_page_are_no_new_fault() -> None:
+    """A server whose every page is longer than its Content-Length dead-letters each with its own sizes
+    ("3,456 bytes (at least 120 more came after them)"): one fault of the site, not one a page."""
+    faults = RepeatedFaults(60.0, clock=lambda: 0.0)
+    cut = (
+        "http://a.test/{} of site 'a': the site sent more than its Content-Length, {} bytes (at least {} more"
+    )
+    assert faults.said("dead-lettered", cut.format(1, "3,456", 120), logging.WARNING) == (logging.WARNING, "")
+    assert faults.said("dead-lettered", cut.format(2, "12,001", 7), logging.WARNING) == (logging.DEBUG, "")
+    assert faults.new("dead-lettered", cut.format(3, "4", "1,234").replace("'a'", "'b'"))
+
+
 def test_a_fault_ended_by_what_mended_it_says_so_in_one_line_with_its_unsaid_requests(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

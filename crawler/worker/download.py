@@ -67,6 +67,7 @@ from twisted.web.iweb import IResponse
 
 from crawler.requests import Work
 from crawler.worker.compression import CompressedBodyCut, UnknownContentEncoding
+from crawler.worker.faults import RepeatedFaults
 
 __all__ = [
     "DECOMPRESSION_ERRORS",
@@ -475,7 +476,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     and asked again once on a new connection (by Twisted's pool); bytes past the Content-Length of a
     connection's last answer that come while it idles in the pool, or that begin such an answer that is not
     HTTP, are logged and counted ``crawl/body_cut/<site>`` of that answer's request: its page was read, and
-    is kept, as long as its Content-Length says."""
+    is kept, as long as its Content-Length says. Those two lines are said once a site, then once a minute
+    with their count (:class:`RepeatedFaults`): a server that sends a wrong Content-Length does so on each
+    page."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
@@ -489,6 +492,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         # the order they asked: two sites may download a URL at once, and one's end leaves the other's.
         self._sites: dict[str, list[str]] = {}
         self._stopped = False
+        # A server that sends a wrong Content-Length does so on each page: its lines said once a site, then
+        # once a minute with a count.
+        self._wrong_length = RepeatedFaults()
         crawler.signals.connect(self.stop, signal=STOP_DOWNLOADS)
 
     async def download_request(self, request: Request) -> Response:
@@ -553,12 +559,24 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
                 stale.past,
                 f"in the read of the next request on its connection ({stale.url})",
             )
-        logger.warning("%s: %s is asked again on a new connection", stale, stale.url)
-        for download, asked in self._under_way.items():
-            site = Work.of(asked).site
-            if site and urldefrag(asked.url)[0] == stale.url and not download.done():
-                self._count(f"crawl/stale_connection/{site}")
-                return
+        site = next(
+            (
+                site
+                for download, asked in self._under_way.items()
+                if (site := Work.of(asked).site)
+                and urldefrag(asked.url)[0] == stale.url
+                and not download.done()
+            ),
+            "",
+        )
+        # What varies from page to page (the bytes read) left out: the fault is the server's.
+        fault = f"{stale.url} after {stale.previous}: an answer on a kept connection was not HTTP"
+        level, since = self._wrong_length.said(
+            _of_site("were asked again on a new connection", site), fault, logging.WARNING
+        )
+        logger.log(level, "%s: %s is asked again on a new connection%s", stale, stale.url, since)
+        if site:
+            self._count(f"crawl/stale_connection/{site}")
 
     def _forget(self, url: str, site: str) -> None:
         sites = self._sites[url]
@@ -571,14 +589,15 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         return sites[-1] if sites else ""
 
     def _late(self, url: str, site: str, received: int, when: str) -> None:
-        logger.warning(
-            "%s: at least %s bytes came past its Content-Length once its answer was read, %s: its server"
-            " sends a wrong Content-Length; the page is kept as long as its Content-Length says, most likely"
-            " cut short",
-            url,
-            f"{received:,}",
-            when,
+        said = (
+            f"{url}: at least {received:,} bytes came past its Content-Length once its answer was read,"
+            f" {when}: its server sends a wrong Content-Length; the page is kept as long as its"
+            " Content-Length says, most likely cut short"
         )
+        level, since = self._wrong_length.said(
+            _of_site("had bytes past their Content-Length", site), said, logging.WARNING
+        )
+        logger.log(level, "%s%s", said, since)
         if site:
             self._count(f"crawl/body_cut/{site}")
 
@@ -589,6 +608,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         return len(cancelled)
 
     async def close(self) -> None:
+        """Close the connection pool (waiting for it up to the disconnect timeout); the lines of a wrong
+        Content-Length not said yet are said with their count."""
+        self._wrong_length.close()
         closed: Deferred[None] = self._pool.closeCachedConnections()  # type: ignore[no-untyped-call]
         done: Deferred[None] = Deferred()
 
@@ -604,3 +626,9 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
 
         closed.addBoth(pool_closed)
         await maybe_deferred_to_future(done)
+
+
+def _of_site(what: str, site: str) -> str:
+    """``what`` befell requests of ``site`` ("" for a request of no site: a robots.txt), as the count of
+    their lines says it (:class:`RepeatedFaults`): one fault a site."""
+    return f"of site {site!r} {what}" if site else what

@@ -22,9 +22,10 @@ __all__ = ["RepeatedFaults"]
 
 logger = logging.getLogger(__name__)
 
-# What names the request in a reason, not its fault: a URL, and the store's "cannot write 3 articles (first
-# URL)" of the batch (or the lone article) whose write failed.
-_VARYING = re.compile(r"\b\d+ articles? \(first [^)]*\)|https?://[^\s;,)]+")
+# What names the request in a reason, not its fault: a URL, the store's "cannot write 3 articles (first
+# URL)" of the batch (or the lone article) whose write failed, and a page's sizes ("3,456 bytes (at least
+# 120 more ...)" of a server that sends a wrong Content-Length).
+_VARYING = re.compile(r"\b\d+ articles? \(first [^)]*\)|https?://[^\s;,)]+|\b\d[\d,]*(?= bytes\b| more\b)")
 
 
 @dataclass(slots=True)
