@@ -503,6 +503,32 @@ def test_a_spool_held_by_a_live_process_is_no_orphan(tmp_path: Path) -> None:
     assert mine.orphans() == [theirs.path]
 
 
+def test_a_spool_file_that_cannot_be_opened_is_warned_of_once_not_at_each_scan(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A spool file of the store's name that cannot be opened (a folder by that name here; a file of
+    another user's elsewhere) was warned of at each scan for orphans, every retry_seconds (10 s) while
+    articles come: 60 lines in the test's ten minutes. Once while it stays so, again once it opened and
+    failed again."""
+    unopenable = tmp_path / "spool" / "mongo_news@otherhost-1.jsonl"
+    unopenable.mkdir(parents=True)
+    client, clock = FakeClient(), Clock()
+    with fake_store(tmp_path, client, clock) as store, caplog.at_level("WARNING", logger="crawler.store"):
+        for number in range(60):
+            assert store.upsert(article(f"http://news.test/{number}", "2026-11-17T10:00:00Z")).new
+            clock.now += 10
+        unopenable.rmdir()
+        unopenable.touch()
+        store.upsert(article("http://news.test/opened", "2026-11-17T10:00:00Z"))
+        clock.now += 10
+        assert not unopenable.exists(), "opened: taken over as an orphan, empty, removed"
+        unopenable.mkdir()
+        store.upsert(article("http://news.test/again", "2026-11-17T10:00:00Z"))
+    said = [record.getMessage() for record in caplog.records]
+    assert len(said) == 2 and said[0] == said[1], said
+    assert said[0].startswith(f"cannot look at the spool file {unopenable}: [Errno 21] Is a directory"), said
+
+
 def test_a_read_of_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     port = closed_port()
     store = MongoStore(f"mongodb://crawler:s3cret@127.0.0.1:{port}/", spool_dir=tmp_path, timeout_ms=200)

@@ -52,6 +52,8 @@ class Spool:
         self.path = directory / f"{name}{_SEPARATOR}{socket.gethostname()}-{os.getpid()}{_SUFFIX}"
         self._file: BinaryIO | None = None
         self._unclear: set[Path] = set()  # files of earlier versions named in a warning already
+        # The files its scans for orphans could not open, warned of once each until they open or go.
+        self._unopened: set[Path] = set()
 
     def __repr__(self) -> str:
         return f"Spool({str(self.path)!r})"
@@ -101,8 +103,10 @@ class Spool:
         return _waiting(self.directory, self._files())
 
     def orphans(self) -> list[Path]:
-        """Spool files of this kind in the folder that no live process holds, oldest first."""
-        found = []
+        """Spool files of this kind in the folder that no live process holds, oldest first. A file that
+        cannot be opened is warned of once (a scan comes every STORE_SPOOL_RETRY_SECONDS), again once it
+        opened or was gone in between."""
+        found, unopened = [], set()
         for path in self._files():
             if path == self.path:
                 continue
@@ -112,9 +116,18 @@ class Spool:
             except BlockingIOError:
                 continue
             except OSError as exc:
-                logger.warning("cannot look at the spool file %s: %s", path, exc)
+                unopened.add(path)
+                if path not in self._unopened:
+                    logger.warning(
+                        "cannot look at the spool file %s: %s; the articles it may hold are not replayed"
+                        " until it can be opened (looked at again at each replay, said again only once it"
+                        " opened)",
+                        path,
+                        exc,
+                    )
                 continue
             found.append(path)
+        self._unopened = unopened
         return found
 
     def adopt(self, orphan: Path, batch: int) -> Iterator[list[dict[str, Any]]]:
