@@ -1569,6 +1569,50 @@ def test_a_site_that_is_down_is_said_once_then_in_a_count_while_each_url_stays_i
     assert faults["dead_letters"] == 12 and faults["errors_by_kind_24h"] == {"connection": 12}, faults
 
 
+def test_a_url_answered_429_for_ever_is_said_once_then_counted_then_dead_lettered(site: Site) -> None:
+    """A URL answered 429 for ever waited behind its site's backoff BACKOFF_MAX_TRIES (8) times, then
+    through Scrapy's 2 retries, each wait a warning in a worker's log ("faults answered URL with HTTP 429:
+    every worker waits N s before its next request there"), then Scrapy's ERROR "Gave up retrying" and its
+    dead letter: 13 lines for one URL. Now the first wait is said, saying the next are counted
+    (backoff/<site>), the rest said with their count as the worker stops; its dead letter, one line."""
+    site.rule("/status/429", "/a/plain")
+    with (site.rules / f"{site.name}.yaml").open("a", encoding="utf-8") as rule:
+        rule.write("schedule: {every: 1h}\n")
+    assert site.crawler("schedule", "--once").returncode == 0
+    short = ("BACKOFF_MAX_SECONDS=1", "BACKOFF_THROTTLE_SECONDS=0.1", "BACKOFF_MAX_THROTTLE_SECONDS=0.1")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, *(f"--set={pair}" for pair in short)],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: len(site.dead()) == 1, "the URL answered 429 dead-lettered")
+    finally:
+        worker.terminate()
+        _, log = worker.communicate(timeout=COMMAND_TIMEOUT)
+    url = site.server.url("/status/429")
+    said = [line for line in log.splitlines() if url in line]
+    assert len(said) == 3, "\n".join(said)
+    assert said[0].endswith(
+        f"WARNING: faults answered {url} with HTTP 429: every worker waits 1 s before its next request there;"
+        " while the site goes on asking so, said once a minute with a count"
+    ), said
+    assert (
+        f"WARNING: Dead-lettered {url} of site 'faults': HTTP 429 Too Many Requests (after 2 retries)"
+        in said[1]
+    )
+    waits = re.search(
+        rf"WARNING: (\d+) more requests were answered with a wait so in the \d+ s since the last line, the"
+        rf" last: faults answered {re.escape(url)} with HTTP 429$",
+        said[2],
+    )
+    assert waits is not None, said
+    assert _site_counter(site, "backoff") == 1 + int(waits[1]) >= 9
+
+
 def test_a_dead_proxy_benched_again_and_again_is_said_once_then_counted(site: Site) -> None:
     """A proxy that is down is benched after PROXY_MAX_FAILURES (3) failures in a row, back after
     PROXY_BENCH_SECONDS, and benched again at its next 3 failures: "Proxy P benched for 300 s: 3 failures

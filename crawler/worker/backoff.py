@@ -9,6 +9,11 @@ stay queued; the other sites go on. Afterwards the site is asked at most once
 every ``BACKOFF_THROTTLE_SECONDS`` (doubled at each backoff, at most ``BACKOFF_MAX_THROTTLE_SECONDS``), a
 delay that halves every two minutes: a site that asked to slow down is not flooded again at once.
 
+A site's first such answer is logged whole; the next ones alike (its URL aside) at most once a minute
+with their count (:class:`RepeatedFaults`), the rest as the worker stops: a URL answered 429 for ever
+waits behind its site's backoff ``BACKOFF_MAX_TRIES`` times, then through Scrapy's retries (11 lines
+before its dead letter, a line each).
+
 The request that got such an answer goes back to its site's queue without using one of Scrapy's retries
 (the site asked to wait; the request did not fail), at most ``BACKOFF_MAX_TRIES`` times, after which its
 answer goes on as an HTTP error (a dead letter). A 503 without ``Retry-After`` (or with 0) is a server
@@ -24,7 +29,7 @@ import logging
 from typing import Self
 
 import redis
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
@@ -32,12 +37,15 @@ from crawler.redisio.clock import shared_now
 from crawler.redisio.queue import LeasedQueue
 from crawler.requests import Work
 from crawler.worker.connection import job_level, keys_of, outage_of, server_of
+from crawler.worker.faults import RepeatedFaults
 
 __all__ = ["BACKOFF_STATUSES", "BackoffMiddleware", "retry_after"]
 
 logger = logging.getLogger(__name__)
 
 BACKOFF_STATUSES = frozenset({429, 503})
+# What befell a request answered so, as the count of their lines says it (RepeatedFaults).
+_ASKED_TO_WAIT = "were answered with a wait"
 # The request's meta key counting its backoffs.
 TRIES_KEY = "backoff_tries"
 
@@ -70,10 +78,13 @@ class BackoffMiddleware:
         self.throttle = settings.getfloat("BACKOFF_THROTTLE_SECONDS")
         self.longest_throttle = settings.getfloat("BACKOFF_MAX_THROTTLE_SECONDS")
         self._queue: LeasedQueue | None = None
+        self._waits = RepeatedFaults()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
+        middleware = cls(crawler)
+        crawler.signals.connect(middleware._waits.close, signal=signals.spider_closed)
+        return middleware
 
     @property
     def queue(self) -> LeasedQueue:
@@ -114,13 +125,15 @@ class BackoffMiddleware:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"backoff/{site}")
         tries = int(request.meta.get(TRIES_KEY, 0)) + 1
+        fault = f"{site} answered {request.url} with {reason}"
+        first = self._waits.new(_ASKED_TO_WAIT, fault)
+        level, since = self._waits.said(_ASKED_TO_WAIT, fault, job_level(self.crawler, work.job))
         logger.log(
-            job_level(self.crawler, work.job),
-            "%s answered %s with %s: every worker waits %.0f s before its next request there",
-            site,
-            request.url,
-            reason,
+            level,
+            "%s: every worker waits %.0f s before its next request there%s",
+            fault,
             seconds,
+            "; while the site goes on asking so, said once a minute with a count" if first else since,
         )
         if tries > self.max_tries:
             return response  # an HTTP error now: Scrapy's retries, then a dead letter with the reason
