@@ -175,9 +175,9 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # failure that befalls its requests alike (it is down: a connection refused, a timeout): said once,
         # then once a minute with a count, not once an article or request.
         self.faults = RepeatedFaults()
-        # Per site that did not answer (NO_ANSWER), its faults whose dead letters RepeatedFaults counts:
-        # ended, with their count, once the site answers again.
-        self._unanswered: dict[str, set[str]] = {}
+        # Per site that did not answer (NO_ANSWER), per reason its last dead letter's fault (RepeatedFaults
+        # counts them): ended, with their count, once the site answers again.
+        self._unanswered: dict[str, dict[str, str]] = {}
         self._next_due_check = 0.0
         self._not_before = 0.0
         self._wake = CallLaterOnce(self.wake_engine)
@@ -972,7 +972,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         first = self.faults.new(DEAD_LETTERED, fault)
         level, since = self.faults.said(DEAD_LETTERED, fault, level)
         if kind in NO_ANSWER and work.site is not None:
-            self._unanswered.setdefault(work.site, set()).add(fault)
+            self._unanswered.setdefault(work.site, {})[reason] = fault
         if not first:
             return level, since
         listed = suggest(f"dead list --site {work.site}")
@@ -987,7 +987,7 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         if site is None or site not in self._unanswered:
             return
         again = suggest(f"dead requeue --site {site}")
-        for fault in self._unanswered.pop(site):
+        for fault in self._unanswered.pop(site).values():
             self.faults.ended(
                 DEAD_LETTERED,
                 fault,
