@@ -448,6 +448,49 @@ def test_proxy_health_whose_flush_lost_its_reply_is_counted_once(
     assert redis_client.hget(Keys("crawler").proxy(proxy), "ok") == b"10"
 
 
+def test_writers_that_end_with_their_flushes_applied_leave_no_mark(
+    redis_client: redis.Redis, redis_server: str
+) -> None:
+    """Each process's writers (its site counters, its proxies' health, its copy of a discover link model)
+    number their flushes under a mark of their own, crawler:applied:<writer>, kept a week for a flush sent
+    again; a writer ended, no flush reads it again, yet it stayed: a key a writer per process start (the
+    soak's temp crawl every 5 minutes made 12 an hour, 2,016 kept at a week's life). Ended with its last
+    flush applied, a writer deletes its mark."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler import settings as project_settings
+    from crawler.discover.shared import SharedModel
+    from crawler.rules.access import global_proxies
+    from crawler.worker.proxies import ProxyPool
+    from crawler.worker.stats import RedisStatsCollector
+
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    proxy = "http://127.0.0.1:9"
+    crawls = 3
+    for _ in range(crawls):
+        crawler = get_crawler(settings_dict={**values, "REDIS_URL": redis_server})
+        counters = RedisStatsCollector(crawler)
+        counters.inc_value("crawl/fetched/news", 1)
+        counters.flush()
+        pool = ProxyPool(crawler, global_proxies(proxy, None), {})
+        pool.release(proxy, ok=True)
+        pool.flush()
+        model = SharedModel(redis_client, Keys("crawler"), "energy", "w")
+        model.load()
+        model.model.learn([7], 1.0)
+        model.sync()
+        model.model.learn([8], 1.0)
+        model.learnt()  # shared as the crawl stops
+        pool.stop()
+        model.close()
+        counters.close_spider()
+    hours = redis_client.scan_iter("crawler:stats:news:*")
+    assert sum(int(redis_client.hget(key, "crawl/fetched") or 0) for key in hours) == crawls
+    assert redis_client.hget(Keys("crawler").proxy(proxy), "ok") == str(crawls).encode()
+    assert redis_client.xlen("crawler:discover:energy:model:v1:log") == 2 * crawls
+    assert sorted(redis_client.scan_iter("crawler:applied:*")) == []
+
+
 def test_the_proxy_pool_sees_the_rules_a_running_worker_read_again(redis_server: str, tmp_path: Path) -> None:
     """The proxy pool looks a site's rule up in the spider's rules between two asks of ``rule_of``; a
     worker that read its rules folder again (a proxies file edited) replaced that dict with a new one,

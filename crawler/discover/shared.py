@@ -101,6 +101,12 @@ class SharedModel:
         if self._since_sync or self._shares.waiting:
             self.sync()
 
+    def close(self) -> None:
+        """The crawl stops: :meth:`flush`, then this copy's mark of numbered shares is deleted
+        (:meth:`Flushes.end`). Raises ``redis.RedisError`` when Redis fails the flush (the mark kept)."""
+        self.flush()
+        self._shares.end(self.server)
+
     def sync(self) -> None:
         """Share what this copy learnt, and take what the others did (see the module docstring). When
         Redis fails the share, it is kept and sent again as it was at the next sync, before what was learnt

@@ -12,13 +12,19 @@ retry nothing themselves: redis-py, given a connection pool from a URL, makes co
 retries.)
 A refusal (OOM, READONLY, MISCONF, NOPERM) comes at the call's first write, the mark's: nothing of the
 flush was applied, and sending it again applies it.
+A writer that ends with its last flush applied (none to send again) deletes its mark (:meth:`Flushes.end`):
+a mark is read only by its own writer's flushes, each process's writers are new ones, and a mark left to its
+week's life made one key a process start (a temp crawl every 5 minutes kept 2,016).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from typing import Generic, TypeVar
+
+import redis
 
 from crawler.keys import Keys
 from crawler.redisio.workers import worker_id
@@ -30,7 +36,7 @@ __all__ = ["APPLIED_SECONDS", "ONCE", "Flushes"]
 # DISCOVER_SYNC_PAGES pages) until Redis answers, so the mark must outlive the longest time a worker cannot
 # reach a Redis that keeps running (a network cut): a week, past any such outage an operator leaves be. It
 # is one small key per writer (a worker's counters, its proxies, one per discover rule it learns for),
-# which a worker gone leaves that long.
+# which a worker killed, or stopped while Redis failed its last flush, leaves that long.
 APPLIED_SECONDS = 7 * 24 * 3600
 
 # KEYS[1]: the writer's mark. ARGV[1]: the flush's number, ARGV[2]: the mark's life in seconds. A mark of
@@ -61,6 +67,8 @@ class Flushes(Generic[Body]):
         self.mark = keys.applied(f"{what}:{worker_id()}:{next(_writers)}")
         self._numbers = itertools.count(1)
         self._unsent: tuple[int, Body] | None = None
+        # Whether a flush was numbered: the mark may be in Redis.
+        self._numbered = False
 
     @property
     def waiting(self) -> bool:
@@ -78,7 +86,16 @@ class Flushes(Generic[Body]):
         """Send ``body`` as a new flush, under the next number: its reply. Kept when Redis fails it
         (``write`` raises), to be sent :meth:`again`, which comes first: this one takes the place of a flush
         kept."""
+        self._numbered = True
         return self._sent(next(self._numbers), body, write)
+
+    def end(self, server: redis.Redis) -> None:
+        """The writer ends: its mark is deleted when its last flush was applied (none waits to be sent
+        again), as no flush will read it again. Redis failing the delete leaves the mark to its
+        time-to-live."""
+        if self._numbered and self._unsent is None:
+            with contextlib.suppress(redis.RedisError):
+                server.delete(self.mark)
 
     def _sent(self, number: int, body: Body, write: Callable[[int, Body], Reply]) -> Reply:
         self._unsent = number, body

@@ -174,10 +174,11 @@ class Discovery:
 
     def closed(self) -> None:
         """The crawl stopped: each link model shares what it learnt since its last sync (a crawl of fewer
-        pages than a sync would keep nothing of it for the next crawl); Redis failing is counted."""
+        pages than a sync would keep nothing of it for the next crawl), and deletes its mark of numbered
+        shares (crawler.redisio.once); Redis failing is counted."""
         for site, model in self._models.items():
             try:
-                model.flush()
+                model.close()
             except redis.RedisError as exc:
                 outage_of(self.crawler).failed(f"share the link model of {site}'s discover crawl", exc)
 

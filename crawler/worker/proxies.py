@@ -288,6 +288,7 @@ class ProxyPool:
             self._loop.stop()
         self.flush()
         self._benches.close()
+        self._flushes.end(self._server())
 
     def flush(self) -> None:
         """Add this worker's counts to each proxy's health in Redis, after the flush Redis failed if one did

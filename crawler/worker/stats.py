@@ -166,6 +166,8 @@ class RedisStatsCollector(MemoryStatsCollector):
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         self.flush()
+        if self._shared:
+            self._flushes.end(server_of(self.crawler))
         super().close_spider(reason=reason)
 
     def flush(self) -> None:
