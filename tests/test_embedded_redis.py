@@ -637,6 +637,47 @@ def test_a_server_that_goes_down_again_and_again_is_said_gone_once_with_how_it_e
     )
 
 
+def test_a_server_that_fails_to_start_between_starts_is_said_once_not_at_each_failed_start(
+    data_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `ulimit -f` the server was killed by SIGXFSZ at each start in turn, one start answering, the
+    next killed before it answered: the ERROR "could not be started again" with the log's tail, then "is
+    back after 1 s", came at each (6 times in the fault hunt's run). A start failing as the last said one
+    did within REMINDER_SECONDS is counted, not said again, nor its end."""
+    caplog.set_level(logging.DEBUG, logger="crawler.redisio.embedded")
+    with EmbeddedRedis(data_dir, watch_seconds=0.1) as server:
+        start = server._start_or_attach
+        tries = [0]
+
+        def start_every_other_time(*, quiet: bool = False) -> None:
+            tries[0] += 1
+            if tries[0] % 2:
+                raise RedisUnavailableError(
+                    f"the embedded Redis server ({server.config_path}) exited with code -25 before answering"
+                    f" PING on {server.socket_path}; its log ({server.log_path}):\nits tail, try {tries[0]}"
+                )
+            start(quiet=quiet)
+
+        monkeypatch.setattr(server, "_start_or_attach", start_every_other_time)
+        for kills in range(1, 5):
+            pid = server.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            _wait_until(
+                lambda: sum("is back after" in r.getMessage() for r in caplog.records) == kills,  # noqa: B023
+                "the watchdog to have the server back",
+            )
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.levelno >= logging.INFO]
+    failed = [m for level, m in said if "could not be started again" in m]
+    assert tries[0] == 8
+    assert failed == [
+        "the embedded Redis server could not be started again (trying again every 0.1 s): the embedded Redis"
+        f" server ({server.config_path}) exited with code -25 before answering PING on {server.socket_path};"
+        f" its log ({server.log_path}):\nits tail, try 1"
+    ]
+    assert sum("is back after" in m for _, m in said) == 1, said
+
+
 def test_a_start_lock_held_by_another_process_is_said_while_waiting_for_it(
     data_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -625,9 +625,17 @@ class EmbeddedRedis:
         start is logged once with its log; then a reminder every ``REMINDER_SECONDS`` while it stays down,
         and one line when it is back. A server that goes down again and again, each start answering (killed
         at its first writes past `ulimit -f`), is said gone once a ``REMINDER_SECONDS``, with how often
-        since and how this process's last one exited."""
+        since and how this process's last one exited; and a start that fails as the last one said did,
+        within ``REMINDER_SECONDS`` of it (a server that starts and is killed in turn), is counted, not said
+        again with its log, nor its end "is back": the next said carries the count."""
         down_since: float | None = None
         reminded = 0.0
+        # The last failed start said (when, and its error's first line), the failed starts since not said,
+        # and whether the outage under way was said (its end is said then).
+        failed_said: float | None = None
+        failed_how = ""
+        failed_unsaid = 0
+        down_said = False
         gone_said: float | None = None
         gone_unsaid = 0
         while not self._stop_watching.wait(self.watch_seconds):
@@ -662,15 +670,30 @@ class EmbeddedRedis:
                     continue
             except RedisUnavailableError as exc:
                 now = time.monotonic()
+                how = str(exc).splitlines()[0]
                 if down_since is None:
                     down_since = reminded = now
+                    down_said = not (
+                        how == failed_how and failed_said is not None and now - failed_said < REMINDER_SECONDS
+                    )
+                    if not down_said:
+                        failed_unsaid += 1
+                        logger.debug("the embedded Redis server failed to start again, as before: %s", how)
+                        continue
                     logger.error(
-                        "the embedded Redis server could not be started again (trying again every %g s): %s",
+                        "the embedded Redis server could not be started again (trying again every %g s%s):"
+                        " %s",
                         self.watch_seconds,
+                        f"; its start failed {counted(failed_unsaid, 'more time')} in the"
+                        f" {now - failed_said:.0f} s since the last line, each time back at the next try"
+                        if failed_said is not None and failed_unsaid
+                        else "",
                         exc,
                     )
+                    failed_said, failed_how, failed_unsaid = now, how, 0
                 elif now - reminded >= REMINDER_SECONDS:
                     reminded = now
+                    down_said = True
                     logger.warning(
                         "Redis still down after %.0f s: the embedded server at %s cannot start (%s);"
                         " trying again every %g s",
@@ -681,7 +704,8 @@ class EmbeddedRedis:
                     )
                 continue
             if down_since is not None:
-                logger.info(
+                logger.log(
+                    logging.INFO if down_said else logging.DEBUG,
                     "the embedded Redis server at %s is back after %.0f s",
                     self.socket_path,
                     time.monotonic() - down_since,
