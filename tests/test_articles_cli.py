@@ -970,6 +970,21 @@ def test_an_export_whose_part_file_cannot_be_made_is_one_error_line(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl.part"], "the folder left as it was"
 
 
+def test_an_export_to_a_folder_that_takes_no_new_file_says_what_to_do(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o /proc/x.jsonl`: the folder is there, but no FILE.part can be made in it; the error said only
+    "[Errno 2] No such file or directory: '/proc/x.jsonl.part'", with nothing to do."""
+    target = Path("/proc/x.jsonl")
+    code, out, err = articles(capsys, monkeypatch, crawled, "export", "-o", str(target))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"crawler articles export: error: cannot write the export to {target}: [Errno 2] No such file or"
+        f" directory: '{target}.part'; /proc takes no new file (a system folder, as /proc or /sys are): give"
+        " -o FILE in a folder of a disk you can write to, or - for stdout"
+    ]
+
+
 def test_an_export_to_a_symbolic_link_writes_the_file_it_points_to(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

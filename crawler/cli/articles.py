@@ -571,7 +571,9 @@ def run_export(args: argparse.Namespace) -> int:
                 if not incomplete:
                     partial.replace(written)
             except OSError as exc:
-                advice = output_advice(exc, f"the disk of {target.parent}", _EXPORT_LESS)
+                advice = output_advice(exc, f"the disk of {target.parent}", _EXPORT_LESS) or (
+                    "" if opened else _unmade_advice(exc, partial)
+                )
                 raise InputError(
                     f"cannot write the export to {target}: {exc}{advice}"
                     + (f"; {target} is left as it was" if target.exists() else "")
@@ -592,6 +594,20 @@ def run_export(args: argparse.Namespace) -> int:
         tell(None, f"exported {counted(count, 'article')}")
         _warn_of_missing_fields(fields, held)
         return _status(store)
+
+
+def _unmade_advice(exc: OSError, partial: Path) -> str:
+    """What to do when the export's ``partial`` file (FILE.part, renamed to FILE once written) could not be
+    made in its folder, which exists, for ``exc``; else nothing."""
+    folder = partial.parent
+    instead = "give -o FILE in a folder of a disk you can write to, or - for stdout"
+    if exc.errno == errno.ENOENT:
+        return f"; {folder} takes no new file (a system folder, as /proc or /sys are): {instead}"
+    if exc.errno == errno.EROFS:
+        return f"; {folder} is on a read-only file system: {instead}"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"; this user may not make files in {folder}: {instead}"
+    return ""
 
 
 def _projected(document: dict[str, Any], fields: Sequence[str], held: set[str]) -> dict[str, Any]:
