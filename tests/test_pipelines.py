@@ -777,6 +777,36 @@ def test_store_upserts_without_private_keys_and_counts(tmp_path: Path, crawler: 
     assert not [key for key in document if key.startswith("_")]
 
 
+def test_a_week_whose_file_was_emptied_is_said_once_and_counted_as_a_worker_makes_it_anew(
+    tmp_path: Path, crawler: Crawler, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A week's file cut to 0 bytes (`> articles_2026w47.sqlite`: its articles lost) was made anew by the
+    next article a worker stored in that week, nothing said (readers warn of it since 02fd1e1, until a write
+    makes it look sound)."""
+    emptied = tmp_path / "articles" / "articles_2026w47.sqlite"
+    emptied.parent.mkdir()
+    emptied.touch()
+    an_hour_ago = time.time() - 3600
+    os.utime(emptied, (an_hour_ago, an_hour_ago))
+    caplog.set_level(logging.WARNING, logger="crawler.store.sqlite")
+    first, second = run_store(
+        crawler,
+        [item(), item(url="http://127.0.0.1:8631/citynews/2026/other.html", body=f"Other. {LONG_RULE_BODY}")],
+    )
+    assert isinstance(first, Article) and isinstance(second, Article)
+    run_store(
+        crawler, [item(url="http://127.0.0.1:8631/citynews/2026/third.html", body=f"Third. {LONG_RULE_BODY}")]
+    )
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the article store {emptied} was empty (0 bytes), where the crawler makes a week's file with its"
+        " tables in it: what it held is lost (a copy or restore onto it that failed, a redirection `>` onto"
+        " it); it is made anew, this week's articles stored in it from now on, the earlier ones gone from it:"
+        " restore them from a backup of the file (docs/operations.md, 'Backing up a week'), every crawler on"
+        " the folder stopped first"
+    ]
+    assert stats(crawler) == {"store/new/citynews": 3, "store/week_made_anew": 1}
+
+
 def test_items_are_written_in_batches_and_each_learns_its_outcome(tmp_path: Path) -> None:
     crawler = make_crawler(tmp_path, STORE_BATCH_SIZE=4, STORE_FLUSH_SECONDS=0.05)
     body = "\n\n".join(STORY)

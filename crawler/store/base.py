@@ -392,6 +392,11 @@ class Store(ABC):
         ``skip_damaged``); none in a store that fails on them instead."""
         return {}
 
+    def weeks_made_anew(self) -> int:
+        """How many weeks' files this store found emptied (0 bytes: what they held lost) and made anew as
+        it wrote into them, each said as it was found (``SqliteStore``); none in a store with no files."""
+        return 0
+
     @abstractmethod
     def flush(self) -> None:
         """Make every write so far durable in the backend's main storage."""

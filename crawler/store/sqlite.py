@@ -212,6 +212,8 @@ class SqliteStore(Store):
         self.dedup = DedupPolicy() if dedup is None else dedup
         self.skip_damaged = skip_damaged
         self._left_out: dict[str, StoreError] = {}
+        # The weeks' files this store found emptied and made anew (weeks_made_anew).
+        self._made_anew = 0
         self._connections: dict[str, sqlite3.Connection] = {}
         # The file (device, inode) each connection opened: one moved or deleted since is written no more.
         self._files: dict[str, tuple[int, int] | None] = {}
@@ -782,6 +784,9 @@ class SqliteStore(Store):
     def weeks_left_out(self) -> dict[str, StoreError]:
         return dict(self._left_out)
 
+    def weeks_made_anew(self) -> int:
+        return self._made_anew
+
     def _query(self, week: str, query: str, params: Sequence[object], *, across: bool = False) -> list[Any]:
         """The rows of ``query`` on the week's file. A read ``across`` weeks by a store that skips damaged
         weeks gets no rows from a week whose file cannot be read, and records it in ``weeks_left_out``."""
@@ -869,6 +874,7 @@ class SqliteStore(Store):
             return None
         if exists and self.skip_damaged:
             _check_not_emptied(path)
+        emptied = exists and not self.skip_damaged and _emptied(path)
         in_place = exists and _read_in_place(path)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -907,6 +913,16 @@ class SqliteStore(Store):
             connection.close()
             raise
         logger.debug("opened the article store %s", path)
+        if emptied:
+            self._made_anew += 1
+            logger.warning(
+                "the article store %s was empty (0 bytes), where the crawler makes a week's file with its"
+                " tables in it: what it held is lost (a copy or restore onto it that failed, a redirection"
+                " `>` onto it); it is made anew, this week's articles stored in it from now on, the earlier"
+                " ones gone from it: restore them from a backup of the file (docs/operations.md, 'Backing up"
+                " a week'), every crawler on the folder stopped first",
+                path,
+            )
         self._connections[week] = connection
         self._files[week] = self._file_of(path)
         return connection
@@ -1134,17 +1150,21 @@ def _restore_advice(path: Path) -> str:
     return restore
 
 
-def _check_not_emptied(path: Path) -> None:
-    """A DamagedWeekError when the week's file ``path`` is empty (0 bytes) and was last changed
-    ``_MAKING_SECONDS`` ago or more: the crawler makes a week's file with its tables in it, so what it held
-    was lost. SQLite would read it as an empty week,
-    and the store's opening would write the tables into it, hiding the loss. A younger one may be a file
-    another process is making."""
+def _emptied(path: Path) -> bool:
+    """Whether the week's file ``path`` is empty (0 bytes) and was last changed ``_MAKING_SECONDS`` ago or
+    more: the crawler makes a week's file with its tables in it, so what it held was lost. A younger one
+    may be a file another process is making."""
     try:
         found = path.stat()
     except OSError:
-        return
-    if found.st_size or time.time() - found.st_mtime < _MAKING_SECONDS:
+        return False
+    return not found.st_size and time.time() - found.st_mtime >= _MAKING_SECONDS
+
+
+def _check_not_emptied(path: Path) -> None:
+    """A DamagedWeekError when the week's file ``path`` was emptied (:func:`_emptied`). SQLite would read
+    it as an empty week, and the store's opening would write the tables into it, hiding the loss."""
+    if not _emptied(path):
         return
     raise DamagedWeekError(
         f"cannot open the article store {path}: the file is empty (0 bytes), where the crawler makes a"

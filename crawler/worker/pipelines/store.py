@@ -14,6 +14,8 @@ refused is written again one article at a time, so that an article refused alone
 SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try and is
 counted ``store/locked/<site>`` too, the file, its holder and when it was first found so noted in Redis for
 the status, :mod:`crawler.redisio.storelocks`, until the worker's next write into that file that succeeds);
+``store/week_made_anew`` (a week's file the store found emptied, 0 bytes, and made anew: what it held is
+lost, said once as it was found, :meth:`crawler.store.base.Store.weeks_made_anew`);
 and ``extract/qread_fallback/<site>`` for each article stored (not stored before its job, no repost) whose
 body came from qRead (``extraction.body_from``), a discover page's aside: once per article, however many
 times its page was fetched and extracted before the store could write it.
@@ -148,6 +150,8 @@ class StorePipeline:
         # When the worker's leasing paused (holds_back), and when the last pause ended.
         self._paused_at: float | None = None
         self._resumed_at = -PAUSE_SAID_SECONDS
+        # The weeks' files the store found emptied and made anew, counted so far (store/week_made_anew).
+        self._made_anew = 0
         _pipelines[crawler] = self
 
     @classmethod
@@ -406,6 +410,11 @@ class StorePipeline:
                         written.set_result(result)
             if not done.cancelled():
                 self._wrote(*_how_written(done, len(batch)))
+            made_anew = store.weeks_made_anew()
+            if made_anew > self._made_anew:
+                assert self.crawler.stats is not None
+                self.crawler.stats.inc_value("store/week_made_anew", made_anew - self._made_anew)
+                self._made_anew = made_anew
 
         writing.add_done_callback(settle)
         await asyncio.wait([writing])
