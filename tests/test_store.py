@@ -877,6 +877,36 @@ def test_a_store_whose_file_cannot_grow_names_disk_space_and_the_file_size_limit
     assert count == 2
 
 
+def _make_a_week_with_no_room(directory: str) -> tuple[str, str, bool, list[str]]:
+    """In a process of its own: an article written to a week with no file yet while no file may grow
+    (``RLIMIT_FSIZE`` 0, as on a full disk); the error's name, its message, whether it is one no wait mends,
+    and the files left in the articles folder."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+    with SqliteStore(directory) as store:
+        try:
+            store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        except StoreError as exc:
+            return type(exc).__name__, str(exc), lasting_failure(exc), sorted(os.listdir(store.directory))
+    return "", "", False, []
+
+
+def test_a_weeks_file_that_cannot_be_made_for_want_of_room_is_not_left_empty(tmp_path: Path) -> None:
+    """SQLite made the file, then could not write its tables: it was left empty (0 bytes), a minute later
+    taken for a week's file emptied, its articles lost ("restore it from a backup"), by the readers and the
+    worker that made it anew; and the error was a damaged week's (DamagedWeekError: "the file cannot be
+    read: ... restore it from a backup"), not the full disk's."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        name, error, lasting, left = pool.apply(_make_a_week_with_no_room, (str(tmp_path),))
+    week = tmp_path / "articles" / "articles_2026w47.sqlite"
+    assert (name, error, lasting) == (
+        "StoreError",
+        f"cannot create the article store {week}: disk I/O error; free disk space under {week.parent}, or"
+        " mend its disk, or raise the file size limit of the crawler's processes (`ulimit -f`: 0 bytes)",
+        False,
+    )
+    assert week.name not in left, left
+
+
 def _write_with_no_room_for_the_shm_file(directory: str) -> tuple[str, str, bool]:
     """In a process of its own: an article written to a week's file stored before, while no file may
     grow past 1 KB (``RLIMIT_FSIZE``, which any process may lower: SQLite cannot make the file's ``-shm``,

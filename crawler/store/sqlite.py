@@ -900,6 +900,12 @@ class SqliteStore(Store):
         try:
             prepare(connection, path, self.busy_timeout, immutable=in_place)
         except sqlite3.Error as exc:
+            if not exists and not _busy(exc):
+                connection.close()
+                _remove_unmade(path)
+                raise StoreError(
+                    f"cannot create the article store {path}: {exc}{_create_hint(exc, self.directory)}"
+                ) from exc
             what = f"cannot open the article store {path}"
             busy = _busy_hint(exc, path, self.busy_timeout, _SCHEMA_NEEDS_LOCK)
             # Built before the close, which the -wal file it names must outlive.
@@ -1159,6 +1165,17 @@ def _emptied(path: Path) -> bool:
     except OSError:
         return False
     return not found.st_size and time.time() - found.st_mtime >= _MAKING_SECONDS
+
+
+def _remove_unmade(path: Path) -> None:
+    """Remove the week's file ``path`` that this store created but could not make (its tables not written:
+    a full disk, `ulimit -f`), when it is still empty: left there, it would be taken for a week's file
+    emptied, its articles lost (:func:`_emptied`), once the disk lets the crawler write again."""
+    try:
+        if not path.stat().st_size:
+            path.unlink()
+    except OSError as exc:
+        logger.debug("could not remove the empty article store %s it failed to make: %s", path, exc)
 
 
 def _check_not_emptied(path: Path) -> None:
