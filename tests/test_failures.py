@@ -1449,11 +1449,11 @@ def test_a_temp_crawl_says_until_when_its_site_asked_to_wait_and_that_ctrl_c_kee
     assert len(said) == 1, done.stderr[-3000:]
     assert re.fullmatch(
         r"crawler temp: note: faults asked every worker to wait \(HTTP 503, Retry-After 5 s\): its requests"
-        r" wait until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+ s from now\); Ctrl-C stops this crawl and keeps"
-        r" its job's requests in the queue: the next crawl on this Redis takes them, at the pace of their"
-        r" site, a temp crawl of any site or a worker \(`crawler temp faults` goes on with job"
-        r" [0-9a-f]{12}\); `crawler sites forget faults` takes them out of the queue \(and drops its grab"
-        r" state\)",
+        r" wait until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+ s from now; said once while it lasts\); Ctrl-C"
+        r" stops this crawl and keeps its job's requests in the queue: the next crawl on this Redis takes"
+        r" them, at the pace of their site, a temp crawl of any site or a worker \(`crawler temp faults` goes"
+        r" on with job [0-9a-f]{12}\); `crawler sites forget faults` takes them out of the queue \(and drops"
+        r" its grab state\)",
         said[0],
     ), said[0]
 
@@ -1644,6 +1644,15 @@ def test_a_dead_proxy_benched_again_and_again_is_said_once_then_counted(site: Si
     assert more is not None, said
     (proxy,) = site.status()["proxies"]
     assert proxy["benches"] == 1 + int(more[1]) and proxy["failed"] >= 24, proxy
+    # The temp crawl's note of the wait came at each bench (6 in a run): now once while it lasts, and not
+    # as a wait the site asked for.
+    waits = [line for line in done.stderr.splitlines() if "every proxy of the site is benched" in line]
+    assert len(waits) == 1 and int(more[1]) >= 1, waits
+    assert waits[0].startswith(
+        "crawler temp: note: faults is held back (every proxy of the site is benched): its requests wait"
+        " until "
+    ), waits
+    assert "s from now; said once while it lasts); Ctrl-C stops this crawl" in waits[0], waits
 
 
 def test_the_line_of_other_jobs_handled_points_to_the_dead_letters_only_when_there_are_some() -> None:

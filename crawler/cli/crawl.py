@@ -276,6 +276,10 @@ def _holds_nothing(url: str) -> bool:
 # before it looks whether they were lost (_requests_lost), and between two looks: a job that moves again,
 # or a request found, starts it over.
 LOST_REQUESTS_SECONDS = 5.0
+# Seconds after a site's wait ends within which a new wait of the same cause is the same one lasting (not
+# said again): a dead proxy benched anew at each PROXY_BENCH_SECONDS, a 429 asked again and again, come back
+# within a few seconds of their wait's end; a minute also covers a tick or two of a slow Redis.
+WAIT_LASTS_SECONDS = 60.0
 
 
 def run_temp(args: argparse.Namespace) -> int:
@@ -1384,8 +1388,7 @@ def _crawl_job(
         moved: list[tuple[int, ...]] = [()]
         lost: list[str | None] = [None]
         queue = LeasedQueue(server, keys)
-        # The end of the site's backoff last said (a new one, asked later, is said again).
-        waited: list[float | None] = [None]
+        waited = _Waited()
 
         def tick(outage: RedisOutage | None = None) -> bool:
             """Show the job's counters; False once Redis has not answered, or has refused writes (a full
@@ -1411,7 +1414,7 @@ def _crawl_job(
                 else:
                     lost_since[0] = lost_since[0] or time.monotonic()
                 if site is not None and counts.pending:
-                    waited[0] = _say_backoff(server, keys, site, job, waited[0], given=given, again=again)
+                    _say_backoff(server, keys, site, job, waited, given=given, again=again)
             except redis.RedisError:
                 # Redis away for a moment (the worker says so in the log): the bar waits, within patience.
                 refused[0] = None
@@ -1573,26 +1576,41 @@ def _redis_gone(
     )
 
 
+@dataclass(slots=True)
+class _Waited:
+    """The waits of a temp crawl's site: the cause last said, and the end of its last wait (said or not)."""
+
+    reason: str | None = None
+    until: float | None = None
+
+
 def _say_backoff(
-    server: redis.Redis, keys: Keys, site: str, job: str, said: float | None, *, given: bool, again: bool
-) -> float | None:
-    """A note when ``site`` backs off (a 429, a 503 with Retry-After: every worker waits) until a time
-    other than ``said``, the end of the last backoff said: until when, and what Ctrl-C does meanwhile, as
-    the progress line stays still; the end of its backoff (None: none)."""
+    server: redis.Redis, keys: Keys, site: str, job: str, waited: _Waited, *, given: bool, again: bool
+) -> None:
+    """A note when ``site`` backs off (a 429, a 503 with Retry-After, its proxies benched: every worker
+    waits) for a cause other than the one ``waited`` said last, or for it again once it ended
+    WAIT_LASTS_SECONDS before: until when, and what Ctrl-C does meanwhile, as the progress line stays
+    still."""
     polite = LeasedQueue(server, keys).politeness([site])
     until = polite[0].backoff_until if polite else None
-    if until is None or until == said:
-        return until
+    if until is None or until == waited.until:
+        return
     seconds, micro = server.time()
-    left = math.ceil(until - seconds - micro / 1e6)
+    now = seconds + micro / 1e6
+    lasting = waited.until is not None and now - waited.until < WAIT_LASTS_SECONDS
+    waited.until = until
+    if lasting and polite[0].backoff_reason == waited.reason:
+        return
+    waited.reason = polite[0].backoff_reason
     then = _who_goes_on(None if given else site, job, one=False, again=again)
+    # The site asks with an HTTP answer (backoff.py); a ban or benched proxies are the workers' own call.
+    asked = "asked every worker to wait" if (waited.reason or "").startswith("HTTP ") else "is held back"
     tell(
         "note",
-        f"{site} asked every worker to wait ({polite[0].backoff_reason}): its requests wait until"
-        f" {utc_stamp(datetime.fromtimestamp(until, UTC))} ({left} s from now); Ctrl-C stops this crawl and"
-        f" keeps its job's requests in the queue: {then}",
+        f"{site} {asked} ({waited.reason}): its requests wait until"
+        f" {utc_stamp(datetime.fromtimestamp(until, UTC))} ({math.ceil(until - now)} s from now; said once"
+        f" while it lasts); Ctrl-C stops this crawl and keeps its job's requests in the queue: {then}",
     )
-    return until
 
 
 def _say_paused(site: str, job: str, *, given: bool, again: bool = False) -> None:
