@@ -19,8 +19,9 @@ Run from the repo root::
                         table shows each crawler's median run, and every run's pages/s and ratio are listed
     -s NAME=VALUE       a Scrapy setting for all the crawls (repeatable), e.g. -s CONCURRENT_ITEMS=8
     --profile DIR       run each crawl under cProfile, write DIR/<crawl>.prof, print its top functions
-    --py-spy DIR        sample each crawl with py-spy (pip install py-spy), write DIR/<crawl>.txt, print
-                        where the main thread's time goes (ms per page: Redis, SQLite, fields, qRead, ...)
+    --py-spy DIR        sample each crawl with py-spy (.venv/bin/python -m pip install py-spy), write
+                        DIR/<crawl>.txt, print where the main thread's time goes (ms per page: Redis,
+                        SQLite, fields, qRead, ...)
 
 The synthetic site: a news site generated into memory and served by a ``ThreadingHTTPServer`` (HTTP/1.1
 keep-alive) in its own process on 127.0.0.1. Article pages are 5-10 KB (head, section menu, breadcrumb,
@@ -123,6 +124,7 @@ from scrapy.settings import Settings, default_settings  # noqa: E402
 from bench import bloom as bloom_bench  # noqa: E402
 from bench.realsite import CORPORA, LANGUAGE, RealSite, default_corpora, index_parts, missing_corpora  # noqa: E402
 from crawler import settings as project_settings  # noqa: E402
+from crawler.commandline import pip_install  # noqa: E402
 from extractors.scoring import ACC_F1, token_prf  # noqa: E402
 
 CRAWLS = ("plain", "scrapy-redis", "recipe", "ours")
@@ -1329,9 +1331,10 @@ def bench(args: argparse.Namespace, options: CrawlOptions) -> int:
             print(missing, file=sys.stderr)
             return CORPORA_MISSING
     if "recipe" in kinds and importlib.util.find_spec("trafilatura") is None:
+        install = pip_install("-e '.[bench]'")
         print(
             "The recipe crawl is skipped: trafilatura is not installed in this environment"
-            " (pip install -e '.[bench]', which ./run.sh bench does)."
+            f" ({install}, which ./run.sh bench does)."
         )
         kinds.remove("recipe")
         if not kinds:

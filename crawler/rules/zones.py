@@ -8,7 +8,7 @@ import re
 import zoneinfo
 from datetime import timedelta, timezone, tzinfo
 
-from crawler.commandline import did_you_mean
+from crawler.commandline import did_you_mean, pip_install
 from crawler.rules.errors import shown
 
 __all__ = ["EXPECTED_ZONE", "site_zone", "zone_hint", "zone_name"]
@@ -49,7 +49,9 @@ def zone_hint(name: str) -> str:
     "Asia/Shanghai"?``, case aside), or, on a machine without a zone database, how to install one."""
     names = _zone_names()
     if not names:
-        return "; this machine has no time zone database: install the tzdata package (pip install tzdata)"
+        return (
+            f"; this machine has no time zone database: install the tzdata package: {pip_install('tzdata')}"
+        )
     folded = {known.casefold(): known for known in names}
     if name.strip().casefold() in folded:
         return f"; did you mean {shown(folded[name.strip().casefold()])}?"
