@@ -3,8 +3,9 @@
 given. Every part may suggest one: the workers of a crawl run in the process of its command. Every part
 writes a count the same way too: :func:`counted` (``1 page``, ``2 pages``), and the value meant of a
 mistyped one: :func:`did_you_mean`. A part logs the good news that ends an outage it warned of (Redis
-back) at INFO with ``extra=TOLD``: a command that crawls for a person (``temp``, ``demo``) says that
-record as a note, where it leaves its other INFO records to the log."""
+back), and what a stop asked for does (Ctrl-C), at INFO with ``extra=TOLD``: a command that crawls for
+a person (``temp``, ``demo``) says that record as a note, where it leaves its other INFO records to the
+log."""
 
 from __future__ import annotations
 

@@ -760,6 +760,12 @@ def test_a_worker_starts_without_scrapys_start_up_lists_unless_at_debug(
             f"Redis unix://{tmp_path / 'data/redis/redis.sock'}, data folder data, rules folder rules\n",
             "Serving 1 site rule: demo-citynews\n",
         ], "".join(lines)
+        # Ctrl-C, a stop asked for: INFO lines (a warning before), Scrapy's without its trailing space.
+        stop = [line.split("] ", 1)[1] for line in lines if "SIGINT" in line]
+        assert stop == [
+            "INFO: Received SIGINT, shutting down gracefully; send it again to force an unclean shutdown\n",
+            "INFO: stopping (SIGINT): no download under way\n",
+        ], "".join(lines)
     else:
         assert len(lists) == 6, "".join(lines)
         assert all(" DEBUG: " in line for line in lists), "".join(lists)

@@ -1671,7 +1671,7 @@ def test_a_temp_crawl_stopped_during_a_hung_download_stops_at_once_and_loses_not
         job = _the_job(client, keys)
         said_lines = [line for line in err.splitlines() if line.startswith("crawler temp: ")]
         assert said_lines == [
-            f"crawler temp: warning: stopping ({sign.name}): 1 download under way cancelled, its request"
+            f"crawler temp: note: stopping ({sign.name}): 1 download under way cancelled, its request"
             " goes back to the queue",
             f"crawler temp: note: stopped before its end: 1 request of job {job} waits in the queue: the"
             " next crawl on this Redis takes it, at the pace of its site, a temp crawl of any site or a"

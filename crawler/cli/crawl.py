@@ -181,9 +181,9 @@ class _CommandWarnings(logging.Handler):
     """The log records of the crawler's own loggers while a command that crawls for a person runs
     (``temp``, ``demo``): a warning (what, why, the fix) is said as the command's own line,
     ``crawler temp: warning: ...``, as its other messages are, and so is the good news that ends an outage
-    it warned of (an INFO record logged with ``extra=TOLD``: ``crawler temp: note: Redis is back after
-    11.4 s``); every other record goes on to the root's handlers as it would have (Scrapy's log, at its
-    ``LOG_LEVEL``, for diagnosing)."""
+    it warned of and what a stop asked for does (an INFO record logged with ``extra=TOLD``: ``crawler temp:
+    note: Redis is back after 11.4 s``); every other record goes on to the root's handlers as it would
+    have (Scrapy's log, at its ``LOG_LEVEL``, for diagnosing)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno == logging.WARNING:

@@ -154,8 +154,12 @@ class SignalledProcess(CrawlerProcess):
 
     @staticmethod
     def _log_shutdown(signum: int) -> None:
+        """Scrapy's line, without the space its template ends with; SIGHUP named as the terminal closing."""
         if signum != signal.SIGHUP:
-            CrawlerProcess._log_shutdown(signum)
+            logger.info(
+                "Received %s, shutting down gracefully; send it again to force an unclean shutdown",
+                signal.Signals(signum).name,
+            )
             return
         logger.info("Received SIGHUP (the terminal closed), shutting down gracefully as on SIGTERM")
 

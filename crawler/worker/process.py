@@ -18,7 +18,7 @@ from twisted.python.failure import Failure
 from crawler import PROCESS_STARTED
 from crawler import settings as defaults
 from crawler.bounds import checked_setting, declared_ranges
-from crawler.commandline import counted
+from crawler.commandline import TOLD, counted
 from crawler.errors import CrawlerError, InputError, redacted_text
 from crawler.worker.connection import RedisOutage, outage_of
 from crawler.worker.fetch import SignalledProcess
@@ -116,20 +116,25 @@ _TRACEBACKS = logging.Formatter()
 
 
 class _WorkerProcess(SignalledProcess):
-    """Says at once that a stop signal stops the crawl, and what becomes of the downloads it cancelled."""
+    """Says at once that a stop signal stops the crawl, and what becomes of the downloads it cancelled: at
+    INFO (a command that crawls for a person says it as a note) for a stop asked for, Ctrl-C or SIGTERM; a
+    warning for a terminal that closed under it (SIGHUP)."""
 
     def stopping(self, cancelled: int) -> None:
         name = signal.Signals(self.signum).name if self.signum is not None else "a signal"
+        level, extra = (logging.WARNING, None) if self.signum == signal.SIGHUP else (logging.INFO, TOLD)
         if cancelled:
             them = "its request goes" if cancelled == 1 else "their requests go"
-            logger.warning(
+            logger.log(
+                level,
                 "stopping (%s): %s under way cancelled, %s back to the queue",
                 name,
                 counted(cancelled, "download"),
                 them,
+                extra=extra,
             )
         else:
-            logger.warning("stopping (%s): no download under way", name)
+            logger.log(level, "stopping (%s): no download under way", name, extra=extra)
 
 
 _NEVER_OPENED = _NeverOpened()
