@@ -1886,6 +1886,26 @@ def test_show_wraps_chinese_text_to_the_columns_it_takes_on_the_terminal(
     assert "".join(body.split()) == "".join(document["body"].split()), "the whole body, only wrapped"
 
 
+@pytest.mark.parametrize("columns", ["100", "41", "20"])
+def test_show_starts_no_line_of_chinese_text_with_a_closing_punctuation_mark(
+    crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    """Chinese text was cut between any two characters: a line could start with "，" or "。" (or end with
+    "「"). A line now breaks before the character such a mark holds on to (kinsoku), the body whole."""
+    with SqliteStore(crawled) as store:
+        documents = [d for d in store.iter_articles() if d["site"] == "demo-huaxia"]
+    assert documents, "the demo's Chinese articles"
+    monkeypatch.setenv("COLUMNS", columns)
+    for document in documents:
+        _, out, _ = articles(capsys, monkeypatch, crawled, "show", document["id"])
+        body = out.split("\nbody:\n", 1)[1]
+        assert "".join(body.split()) == "".join(document["body"].split()), "the whole body, only wrapped"
+        lines = [line.strip() for line in out.splitlines() if line.strip()]
+        assert not [line for line in lines if line[0] in "，。、：；！？）」』】》”"], out
+        assert not [line for line in lines if line[-1] in "（「『【《“"], out
+        assert not [line for line in body.splitlines() if _columns(line) > int(columns)], body
+
+
 @pytest.mark.parametrize("columns", ["1", "2", "3"])
 def test_show_on_a_terminal_narrower_than_a_chinese_character_prints_every_character(
     crawled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: str

@@ -22,6 +22,7 @@ import re
 import shlex
 import shutil
 import sys
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,10 +30,9 @@ from typing import IO, Any
 from urllib.parse import urldefrag
 
 import redis
-from rich.console import Console
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from crawler.cli.options import check_window, data_folder, resolve_ages
 from crawler.cli.parser import NESTED_FIELD
@@ -455,18 +455,63 @@ def _print_document(
     sys.stdout.write("\n".join(lines).rstrip("\n") + "\n")
 
 
+# Characters no line starts with (closing punctuation, iteration marks, small kana) and none ends with
+# (opening punctuation), as Chinese and Japanese typesetting keep them (kinsoku): a line breaks before the
+# character they hold on to.
+_NO_LINE_START = frozenset(
+    "，。、．：；！？）］｝〕〉》」』】〗〙〟’”｠…‥・ー々〻ゝゞヽヾ"
+    "ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ,.:;!?)]}%"
+)
+_NO_LINE_END = frozenset("（［｛〔〈《「『【〖〘〝‘“｟([{")
+
+
+def _wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def _unbreakable(word: str) -> Iterator[str]:
+    """The parts of ``word`` (no space in it) that a line may not break inside: it may break on either
+    side of a wide character (Chinese text has no spaces), never before a character of _NO_LINE_START nor
+    after one of _NO_LINE_END."""
+    start = 0
+    for index in range(1, len(word)):
+        before, after = word[index - 1], word[index]
+        if (_wide(before) or _wide(after)) and after not in _NO_LINE_START and before not in _NO_LINE_END:
+            yield word[start:index]
+            start = index
+    yield word[start:]
+
+
 def _wrapped(text: str, width: int) -> list[str]:
-    """``text`` printable, its white space collapsed, on lines of at most ``width`` terminal columns: broken
-    at spaces, and between the characters of a run without any (Chinese text), each wide character counted
-    as the two columns it takes (``textwrap`` counts one a character). Lines are two columns at least (a
-    terminal narrower than that, or a summary's indent, left less): rich drops a wide character from a line
-    narrower than it."""
-    collapsed = " ".join(printable(text).split())
-    if not collapsed:
-        return []
-    columns = max(width, 2)
-    console = Console(width=columns, color_system=None, force_terminal=False)
-    return [line.plain.rstrip() for line in Text(collapsed).wrap(console, columns, overflow="fold")]
+    """``text`` printable, its white space collapsed, on lines of at most ``width`` terminal columns, each
+    wide character counted as the two columns it takes (``textwrap`` counts one a character): broken at
+    spaces, and between the characters of a run without any (Chinese text), no line starting with a
+    closing punctuation mark (``，``, ``。``) nor ending with an opening one (:func:`_unbreakable`). A part
+    wider than a line (a long URL; every wide character on a terminal narrower than it) is cut where the
+    line ends."""
+    lines: list[str] = []
+    line, used = "", 0
+    for word in printable(text).split():
+        for index, part in enumerate(_unbreakable(word)):
+            gap = 1 if index == 0 and line else 0
+            columns = cell_len(part)
+            if used + gap + columns <= width:
+                line, used = line + " " * gap + part, used + gap + columns
+                continue
+            if line:
+                lines.append(line)
+            rest = part
+            while columns > width and len(rest) > 1:
+                cut = 1
+                while cut < len(rest) and cell_len(rest[: cut + 1]) <= width:
+                    cut += 1
+                lines.append(rest[:cut])
+                rest = rest[cut:]
+                columns = cell_len(rest)
+            line, used = rest, columns
+    if line:
+        lines.append(line)
+    return lines
 
 
 # --- export ---------------------------------------------------------------------------------------------
