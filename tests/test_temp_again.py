@@ -5,6 +5,7 @@ week); other jobs keep the seen filter. The embedded Redis, the local test serve
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -398,6 +399,36 @@ def test_a_temp_crawl_that_finds_every_article_seen_names_the_sites_dead_letters
         " (`crawler dead list --site news` says why): `crawler dead requeue --site news` fetches just that"
         " one again",
     ], plain.stdout + plain.stderr[-3000:]
+
+
+def test_a_requeued_dead_letter_its_worker_failed_again_is_not_said_to_have_failed_before(
+    tmp_path: Path, site_server: SiteServer
+) -> None:
+    """A dead letter of an older job, requeued (`crawler dead requeue`), is taken by the next temp crawl's
+    worker from the shared queue and fails again in it: the crawl said "1 page of news is a dead letter,
+    failed before" of the page it had just failed itself. Its own line says so (its worker also handled
+    it, dead-lettered); only the dead letters from before the crawl are said to have failed before."""
+    site = Site(site_server, tmp_path, name="news")
+    page = site_server.url(f"/flaky/{unique('down')}?fail=99")
+    site.rule("/a/down-one", page)
+    first = site.temp()
+    assert "errors 1" in first.stdout, first.stdout + first.stderr[-3000:]
+    plain = site.temp()  # a job of its own: the requeue goes back to the first, not the last temp crawl
+    assert "1 page of news is a dead letter, failed before" in plain.stdout, plain.stdout
+    assert site.crawler("dead", "requeue", "--all").returncode == 0
+    # A slow listing holds this crawl's job open while its worker fails the requeued page again.
+    index = site_server.url("/links?to=/a/down-one," + page.split("/", 3)[3])
+    site.write_rule(RULE.format(start=index).replace('"]', f'", "{site_server.url("/slow?seconds=4")}"]', 1))
+
+    again = site.temp()
+
+    assert [letter["url"] for letter in site.dead()] == [page], again.stdout
+    assert re.fullmatch(  # the request and its retries
+        r"its worker also handled \d+ requests of other jobs from the shared queue \(site news\), 1 of them"
+        r" dead-lettered: `crawler dead list` shows them",
+        again.stdout.splitlines()[-1],
+    ), again.stdout + again.stderr[-3000:]
+    assert "failed before" not in again.stdout, again.stdout
 
 
 def test_a_temp_crawl_that_finds_every_article_seen_does_not_call_its_own_errors_failed_before(

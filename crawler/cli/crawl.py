@@ -45,6 +45,7 @@ from crawler.cli.rules import unfetched_seeds_problem
 from crawler.cli.terminal import cut, fit_progress, tell
 from crawler.commandline import command_name, counted, given_folders, suggest
 from crawler.config import Config
+from crawler.deadletters import dead_letters
 from crawler.demo.sites import DEMO_ORIGIN, DEMO_PORT, DEMO_RULES
 from crawler.discover.frontier import Frontier
 from crawler.errors import InputError, StoreError, Terminated, folder_advice, redacted, redacted_text
@@ -86,7 +87,7 @@ from crawler.requests import (
 from crawler.rules import Rule, load_rule, load_rules, rule_file
 from crawler.rules.access import global_proxies
 from crawler.schedule.grabs import GrabScheduler, rule_loader, when
-from crawler.status import dead_letters_by_site, no_worker, workers_alive
+from crawler.status import no_worker, workers_alive
 from crawler.store import StoreConfig, store_config
 from crawler.store.document import newest_published
 from crawler.store.spool import waiting_under
@@ -362,6 +363,7 @@ def _temp(args: argparse.Namespace) -> int:
             if temp_job_seeding(server, keys, job):
                 _enqueue(settings, server, keys, [rule], again=seen_again, job=job, temp_of=rule.site)
             _note_held_leases(server, keys, job)
+        started = redis_clock(server)
         try:
             counts, paused, helped = _crawl_job(
                 settings, server, keys, job, title=title, site=rule.site, given=given, again=seen_again
@@ -376,7 +378,7 @@ def _temp(args: argparse.Namespace) -> int:
         if counts.pending == 0:
             keep_job(server, keys, job, settings.getfloat("SCHEDULE_JOB_KEEP_HOURS"))
         discovered = _discover_summary(settings, url, rule, job, counts) if rule.discover else None
-        seen_before = None if seen_again or given else _seen_before(server, keys, rule, counts)
+        seen_before = None if seen_again or given else _seen_before(server, keys, rule, counts, job, started)
     if before is not None:
         stored = (
             f"{counted(counts.stored, 'article')} stored in all, {before.stored} before this run,"
@@ -454,10 +456,15 @@ def _temp(args: argparse.Namespace) -> int:
     return code
 
 
-def _seen_before(server: redis.Redis, keys: Keys, rule: Rule, counts: JobCounts) -> str | None:
+def _seen_before(
+    server: redis.Redis, keys: Keys, rule: Rule, counts: JobCounts, job: str, started: float
+) -> str | None:
     """The line of a crawl of the whole site that stored nothing, its article links seen before: the
     command that fetches them again, and when the site has dead letters of earlier crawls (pages that
-    failed: a site that was down), the one that fetches those alone; None for any other crawl."""
+    failed: a site that was down), the one that fetches those alone; None for any other crawl. The dead
+    letters of ``job`` (the summary's line names them) and those dead-lettered since the crawl
+    ``started`` (Redis's clock: a page requeued, failed again by its worker or another) are not said to
+    have failed before."""
     seen = counts.skip_causes.get(SEEN_ALREADY, 0)
     if not seen or rule.discover or counts.stored or counts.updated:
         return None
@@ -471,8 +478,11 @@ def _seen_before(server: redis.Redis, keys: Keys, rule: Rule, counts: JobCounts)
         f" filter cannot forget one): `{suggest(f'temp {rule.site} --again')}` fetches"
         f" {'it' if seen == 1 else 'them'} again"
     )
-    # This crawl's errors are dead letters too, which the summary's line names (`dead list --job`).
-    dead = max(0, dead_letters_by_site(server, keys).get(rule.site, 0) - counts.errors)
+    dead = sum(
+        1
+        for letter in dead_letters(LeasedQueue(server, keys))
+        if letter.site == rule.site and letter.job != job and (letter.at is None or letter.at < started)
+    )
     if not dead:
         return line
     pages, are, which = (
