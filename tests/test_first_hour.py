@@ -1314,6 +1314,34 @@ def test_a_command_without_its_site_names_the_sites_of_the_rules_folder(
     assert run.stderr.splitlines()[-1] == said, run.stderr
 
 
+@pytest.mark.parametrize("command", [["temp"], ["sites", "forget"]])
+def test_a_command_without_its_site_shows_a_site_of_this_machine_not_a_public_one(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A new user's `crawler temp` (or `sites forget`) without a site named the first of the rules folder,
+    the example `guardian`, The Guardian's public site: a first try crawled the Internet. A site whose rule
+    crawls this machine (a demo's) is shown first; a public one alone is said to be one."""
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "guardian.yaml").write_text(
+        "start_urls:\n  - https://www.theguardian.com/world\n", encoding="utf-8"
+    )
+    (rules / "zlocal.yaml").write_text("start_urls: ['http://127.0.0.1:8631/news/']\n", encoding="utf-8")
+    both = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert both.code == 2, both.stderr
+    shown = " ".join(command)
+    assert both.stderr.splitlines()[-1].endswith(
+        f"(the id of a site of the rules folder 'rules': guardian, zlocal; as in `crawler {shown} zlocal`)"
+    ), both.stderr
+    (rules / "zlocal.yaml").unlink()
+    alone = crawler(*command, cwd=tmp_path, env={"CRAWLER_COMMAND": "crawler"})
+    assert alone.stderr.splitlines()[-1].endswith(
+        f"(the id of a site of the rules folder 'rules': guardian; as in `crawler {shown} guardian`: its rule"
+        " crawls www.theguardian.com, a real site on the Internet; `crawler demo` crawls sites served on this"
+        " machine)"
+    ), alone.stderr
+
+
 @pytest.mark.parametrize("port", ["99999", "65536", "-1"])
 def test_a_demo_port_out_of_range_is_a_usage_error_naming_the_range(tmp_path: Path, port: str) -> None:
     run = crawler("demo", f"--port={port}", cwd=tmp_path)

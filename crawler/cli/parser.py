@@ -5,6 +5,8 @@ handler is named ``"module:function"`` and imported when the command runs."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ipaddress
 import re
 import shlex
 import textwrap
@@ -12,6 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
 
 from crawler import __version__
 from crawler.cli.options import Age, add_fetch_options, add_set_option, non_negative_int, port_number
@@ -229,9 +232,9 @@ class _Parser(argparse.ArgumentParser):
 
     def _sites_hint(self, example: str) -> str:
         """The sites of the rules folder, as a SITE left out is told them, and the command ``example``
-        (``temp {site}``) given the first; or why that folder has none, and the fix. The folder is the
-        one this command's own ``--rules-dir`` names (``rules try``), else ``crawler``'s, else
-        CRAWLER_RULES_DIR's or ./rules."""
+        (``temp {site}``) given one (:func:`_example_site`); or why that folder has none, and the fix. The
+        folder is the one this command's own ``--rules-dir`` names (``rules try``), else ``crawler``'s,
+        else CRAWLER_RULES_DIR's or ./rules."""
         from crawler.config import Config  # noqa: PLC0415 - light, but only a usage error needs it
         from crawler.rules import rule_sites  # noqa: PLC0415 - crawler.rules loads lxml and yaml
 
@@ -251,8 +254,56 @@ class _Parser(argparse.ArgumentParser):
                 f" `{suggest('rules new SITE URL')}` drafts one from a site's page (docs/rules.md)"
             )
         after = f" --rules-dir {shlex.quote(own)}" if own else ""
-        command = suggest(example.format(site=sites[0]) + after)
-        return f"the id of a site of the rules folder {str(folder)!r}: {', '.join(sites)}; as in `{command}`"
+        site, host = _example_site(folder, sites)
+        command = suggest(example.format(site=site) + after)
+        real = (
+            f": its rule crawls {host}, a real site on the Internet; `{suggest('demo')}` crawls sites served"
+            " on this machine"
+            if host
+            else ""
+        )
+        listed = ", ".join(sites)
+        return f"the id of a site of the rules folder {str(folder)!r}: {listed}; as in `{command}`{real}"
+
+
+def _example_site(folder: Path, sites: Sequence[str]) -> tuple[str, str | None]:
+    """The site of ``folder`` (one of ``sites``, sorted) a usage error shows a command with: the first
+    whose rule crawls this machine (a demo's, a site under test), not a public site a first try would
+    crawl, else the first; and the host on the Internet the one chosen crawls (None: none known)."""
+    hosts = {site: _start_hosts(folder, site) for site in sites}
+    site = next((site for site in sites if any(map(_on_this_machine, hosts[site]))), sites[0])
+    internet = [host for host in hosts[site] if not _on_this_machine(host)]
+    return site, None if any(map(_on_this_machine, hosts[site])) or not internet else internet[0]
+
+
+def _start_hosts(folder: Path, site: str) -> list[str]:
+    """The hosts of the start URLs of ``site``'s rule file in ``folder``, read as YAML alone (a rule that
+    does not load as a rule still names them); none when it cannot be read."""
+    import yaml  # noqa: PLC0415 - only a usage error needs it
+
+    from crawler.rules import RULE_SUFFIX  # noqa: PLC0415 - crawler.rules loads lxml
+
+    try:
+        rule = yaml.safe_load((folder / f"{site}{RULE_SUFFIX}").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    urls = rule.get("start_urls") if isinstance(rule, dict) else None
+    hosts = []
+    for url in urls if isinstance(urls, list) else ():
+        with contextlib.suppress(ValueError):  # a URL urlsplit refuses (a bracket left open) names none
+            host = urlsplit(url.strip()).hostname if isinstance(url, str) else None
+            hosts.extend([host] if host else [])
+    return hosts
+
+
+def _on_this_machine(host: str) -> bool:
+    """Whether ``host`` (a URL's, lower case) names this machine: localhost or a loopback address."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _choices_as_options(actions: Sequence[argparse.Action]) -> dict[str, str]:
