@@ -64,6 +64,19 @@ def _stop(process: subprocess.Popen[str]) -> None:
         process.communicate()
 
 
+def _served_until_interrupted(*args: str, cwd: Path) -> str:
+    """The stderr of `crawler demo --serve ...` (``args``), interrupted once it serves."""
+    serving = _start(*args, cwd=cwd)
+    try:
+        assert serving.stdout is not None
+        assert serving.stdout.readline().startswith("Serving the demo sites on")
+        serving.send_signal(signal.SIGINT)
+        _, err = serving.communicate(timeout=60)
+    finally:
+        _stop(serving)
+    return err
+
+
 def _wait_for(what: str, process: subprocess.Popen[str], check: Callable[[], bool]) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while not check():
@@ -239,14 +252,7 @@ def test_demo_serve_on_its_port_taken_says_so_as_a_note_on_stderr(tmp_path: Path
             holder.listen()
         except OSError:
             pass  # taken by another process already
-        serving = _start("demo", "--serve", cwd=tmp_path)
-        try:
-            assert serving.stdout is not None
-            assert serving.stdout.readline().startswith("Serving the demo sites on")
-            serving.send_signal(signal.SIGINT)
-            _, err = serving.communicate(timeout=60)
-        finally:
-            _stop(serving)
+        err = _served_until_interrupted("demo", "--serve", cwd=tmp_path)
     assert (
         f"crawler demo: note: Port {DEMO_PORT} is taken: the demo sites use a free port instead."
         in err.splitlines()
@@ -357,14 +363,7 @@ def test_a_demo_served_with_keep_drops_what_a_demo_on_another_port_left(tmp_path
     left are dropped as it starts (nothing serves their port), so the crawls it prints fetch none of them."""
     gone = "http://127.0.0.1:9"
     _leave_an_interrupted_demo(tmp_path / "data", gone)
-    serving = _start("demo", "--serve", "--keep", "--port", "0", cwd=tmp_path)
-    try:
-        assert serving.stdout is not None
-        assert serving.stdout.readline().startswith("Serving the demo sites on")
-        serving.send_signal(signal.SIGINT)
-        _, err = serving.communicate(timeout=60)
-    finally:
-        _stop(serving)
+    err = _served_until_interrupted("demo", "--serve", "--keep", "--port", "0", cwd=tmp_path)
     said = [line for line in err.splitlines() if "stopped before its end" in line]
     assert len(said) == 1 and "3 requests" in said[0] and gone in said[0], err[-3000:]
     # Served, the demo's stdout holds the commands that crawl the sites: its own lines are notes on stderr,

@@ -1524,6 +1524,29 @@ def test_a_temp_crawl_says_each_failure_once_in_its_own_words(site: Site) -> Non
         assert lowered in diagnosed.stderr, lowered
 
 
+def _grab_by_a_worker(site: Site, done: Callable[[], bool], what: str, *args: str) -> str:
+    """The log of a `crawler worker` (``args`` added) that crawls the site's grab (its rule given a schedule,
+    the grab queued by `crawler schedule --once`) until ``done()`` (``what`` it waits for), then stopped."""
+    with (site.rules / f"{site.name}.yaml").open("a", encoding="utf-8") as rule:
+        rule.write("schedule: {every: 1h}\n")
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, *args],
+        env=site.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(done, what)
+    finally:
+        worker.terminate()
+        _, log = worker.communicate(timeout=COMMAND_TIMEOUT)
+    return log
+
+
 def test_a_site_that_is_down_is_said_once_then_in_a_count_while_each_url_stays_in_the_dead_letters(
     site: Site,
 ) -> None:
@@ -1535,23 +1558,7 @@ def test_a_site_that_is_down_is_said_once_then_in_a_count_while_each_url_stays_i
     the counters (dead/<site>, errors/connection/<site>) count each."""
     down = [f"http://127.0.0.1:9/a/down-{number}" for number in range(12)]
     site.rule(*down, "/slow?seconds=6")
-    with (site.rules / f"{site.name}.yaml").open("a", encoding="utf-8") as rule:
-        rule.write("schedule: {every: 1h}\n")
-    scheduled = site.crawler("schedule", "--once")
-    assert scheduled.returncode == 0, scheduled.stderr
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS],
-        env=site.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_until(lambda: "/slow?seconds=6" in site.stored(), "the site's slow page stored")
-    finally:
-        worker.terminate()
-        _, log = worker.communicate(timeout=COMMAND_TIMEOUT)
+    log = _grab_by_a_worker(site, lambda: "/slow?seconds=6" in site.stored(), "the site's slow page stored")
     said = [line for line in log.splitlines() if "127.0.0.1:9" in line]
     assert len(said) == 3, "\n".join(said)
     assert re.search(r"WARNING: robots\.txt of 127\.0\.0\.1:9 could not be fetched \(", said[0]), said
@@ -1576,23 +1583,13 @@ def test_a_url_answered_429_for_ever_is_said_once_then_counted_then_dead_lettere
     dead letter: 13 lines for one URL. Now the first wait is said, saying the next are counted
     (backoff/<site>), the rest said with their count as the worker stops; its dead letter, one line."""
     site.rule("/status/429", "/a/plain")
-    with (site.rules / f"{site.name}.yaml").open("a", encoding="utf-8") as rule:
-        rule.write("schedule: {every: 1h}\n")
-    assert site.crawler("schedule", "--once").returncode == 0
     short = ("BACKOFF_MAX_SECONDS=1", "BACKOFF_THROTTLE_SECONDS=0.1", "BACKOFF_MAX_THROTTLE_SECONDS=0.1")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, *(f"--set={pair}" for pair in short)],
-        env=site.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    log = _grab_by_a_worker(
+        site,
+        lambda: len(site.dead()) == 1,
+        "the URL answered 429 dead-lettered",
+        *(f"--set={pair}" for pair in short),
     )
-    try:
-        wait_until(lambda: len(site.dead()) == 1, "the URL answered 429 dead-lettered")
-    finally:
-        worker.terminate()
-        _, log = worker.communicate(timeout=COMMAND_TIMEOUT)
     url = site.server.url("/status/429")
     said = [line for line in log.splitlines() if url in line]
     assert len(said) == 3, "\n".join(said)
