@@ -914,7 +914,12 @@ def test_a_worker_stops_with_one_line_of_what_it_did_not_scrapys_stats_unless_at
         assert [line for line in lines if re.match(r" ?[{']\S+': ", line)] == [], "no line of the dict"
     else:
         assert len(dumps) == 1 and " DEBUG: " in dumps[0], "\n".join(lines[-60:])
-    did = [line.split("] INFO: ", 1)[1] for line in lines if "[crawler.worker.process] INFO: " in line]
+    # What it did, not the line of the stop asked for (INFO: "stopping (SIGINT): ...").
+    did = [
+        line.split("] INFO: ", 1)[1]
+        for line in lines
+        if "[crawler.worker.process] INFO: " in line and "] INFO: stopping (" not in line
+    ]
     assert counts.fetched > 0 and counts.stored > 0, counts
     assert len(did) == 1 and re.fullmatch(
         rf"The worker ran \d+ s \(shutdown\): fetched {counts.fetched} pages, stored {counts.stored}"

@@ -1825,7 +1825,12 @@ def _worker_run(
                 worker.wait(COMMAND_TIMEOUT)
         client.close()
     lines = log.read_text(encoding="utf-8").splitlines()
-    did = [line.split("] INFO: ", 1)[1] for line in lines if "[crawler.worker.process] INFO: " in line]
+    # What it did, not the line of the stop asked for (INFO: "stopping (SIGINT): ...").
+    did = [
+        line.split("] INFO: ", 1)[1]
+        for line in lines
+        if "[crawler.worker.process] INFO: " in line and "] INFO: stopping (" not in line
+    ]
     assert len(did) == 1, lines[-40:]
     return counts.stored, did[0]
 
