@@ -126,14 +126,14 @@ class BackoffMiddleware:
         self.crawler.stats.inc_value(f"backoff/{site}")
         tries = int(request.meta.get(TRIES_KEY, 0)) + 1
         fault = f"{site} answered {request.url} with {reason}"
-        first = self._waits.new(_ASKED_TO_WAIT, fault)
-        level, since = self._waits.said(_ASKED_TO_WAIT, fault, job_level(self.crawler, work.job))
-        logger.log(
-            level,
-            "%s: every worker waits %.0f s before its next request there%s",
+        level, end = self._waits.said_first(
+            _ASKED_TO_WAIT,
             fault,
-            seconds,
-            "; while the site goes on asking so, said once a minute with a count" if first else since,
+            job_level(self.crawler, work.job),
+            lambda: "; while the site goes on asking so, said once a minute with a count",
+        )
+        logger.log(
+            level, "%s: every worker waits %.0f s before its next request there%s", fault, seconds, end
         )
         if tries > self.max_tries:
             return response  # an HTTP error now: Scrapy's retries, then a dead letter with the reason

@@ -73,6 +73,13 @@ class RepeatedFaults:
         fault.said, fault.unsaid = now, 0
         return level, since
 
+    def said_first(self, what: str, reason: str, level: int, hint: Callable[[], str]) -> tuple[int, str]:
+        """:meth:`said`, the end of the fault's first line being ``hint()`` (how its next requests are said;
+        a fault said for the first time has none to count)."""
+        first = self.new(what, reason)
+        level, since = self.said(what, reason, level)
+        return level, hint() if first else since
+
     def new(self, what: str, reason: str) -> bool:
         """True when the fault of ``reason`` under ``what`` was not said yet (:meth:`said` will say it
         whole, with no count)."""

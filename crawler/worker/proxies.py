@@ -254,18 +254,14 @@ class ProxyPool:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value("proxy/benched")
         self._counts[(proxy, "benches")] += 1
-        first = self._benches.new(_benched(proxy), reason)
-        level, since = self._benches.said(_benched(proxy), reason, logging.WARNING)
-        self._bench_reason[proxy] = reason
-        logger.log(
-            level,
-            "Proxy %s benched for %g s: %s%s%s",
-            proxy,
-            self.bench_seconds,
+        level, end = self._benches.said_first(
+            _benched(proxy),
             reason,
-            "; benched again while it fails so, said once an hour with a count" if first else "",
-            since,
+            logging.WARNING,
+            lambda: "; benched again while it fails so, said once an hour with a count",
         )
+        self._bench_reason[proxy] = reason
+        logger.log(level, "Proxy %s benched for %g s: %s%s", proxy, self.bench_seconds, reason, end)
         try:
             with self._server().pipeline(transaction=False) as pipe:
                 pipe.hset(self.keys.proxy(proxy), mapping={"benched_until": f"{until:.3f}", "reason": reason})

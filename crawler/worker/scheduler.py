@@ -977,16 +977,16 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         time, saying the next ones are counted, then once a minute with their count (:class:`RepeatedFaults`,
         the rest as the worker stops, or as the site answers again for a site that did not answer)."""
         fault = f"{redacted(request.url)} of site {work.site!r}: {redacted_text(reason)}"
-        first = self.faults.new(DEAD_LETTERED, fault)
-        level, since = self.faults.said(DEAD_LETTERED, fault, level)
         if kind in NO_ANSWER and work.site is not None:
             self._unanswered.setdefault(work.site, {})[reason] = fault
-        if not first:
-            return level, since
-        listed = suggest(f"dead list --site {work.site}")
-        return level, (
-            f"; the next dead letters of the site alike are said once a minute, counted (`{listed}` lists"
-            " each)"
+        return self.faults.said_first(
+            DEAD_LETTERED,
+            fault,
+            level,
+            lambda: (
+                "; the next dead letters of the site alike are said once a minute, counted"
+                f" (`{suggest(f'dead list --site {work.site}')}` lists each)"
+            ),
         )
 
     def _answered(self, site: str | None) -> None:

@@ -1469,17 +1469,19 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         """Say ``request`` of ``site`` dead-lettered with ``reason`` for want of a rule here (its file
         removed, or ``unreadable``): the first whole with what befalls the site's other requests, the next
         at most once a minute with their count (:class:`RepeatedFaults`)."""
-        first = self._unruled.new(_DEAD_LETTERED, reason)
-        level = job_level(self.crawler, Work.of(request).job)
-        level, since = self._unruled.said(_DEAD_LETTERED, reason, level)
+        level, end = self._unruled.said_first(
+            _DEAD_LETTERED,
+            reason,
+            job_level(self.crawler, Work.of(request).job),
+            lambda: f"; {self._unruled_to_come(site, unreadable=unreadable)}",
+        )
         logger.log(
             level,
-            "Dead-lettered %s of site %r: %s%s%s",
+            "Dead-lettered %s of site %r: %s%s",
             redacted(request.url),
             site,
             redacted_text(reason),
-            f"; {self._unruled_to_come(site, unreadable=unreadable)}" if first else "",
-            since,
+            end,
         )
 
     def _no_rule_reason(self, site: str) -> str:
