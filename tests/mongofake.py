@@ -4,12 +4,14 @@ mongomock keeps the documents and answers finds, updates and aggregations; this 
 ``bulk_write`` one operation at a time (mongomock 4.3 cannot take the operations of pymongo 4.9 and
 later), reports duplicate keys the way an unordered bulk write does, and can be switched ``down`` to
 raise ``AutoReconnect`` like an unreachable server, or made to fail calls of one collection
-(``fail_next``: a connection lost, a write refused). ``$text`` is not implemented by mongomock: the search
+(``fail_next``: a connection lost, a write refused), or to refuse the writes of some documents as a
+collection's validator does (``refuse``). ``$text`` is not implemented by mongomock: the search
 case runs against a real server only. Tests that count as MongoDB need ``MONGO_URI``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import mongomock
@@ -45,6 +47,11 @@ class FakeCollection:
         upserted: dict[int, Any] = {}
         errors: list[dict[str, Any]] = []
         for index, request in enumerate(requests):
+            if self._client.refused(request._filter):
+                errors.append({"index": index, "code": 121, "errmsg": "Document failed validation"})
+                if ordered:
+                    break
+                continue
             try:
                 result = self._collection.update_one(request._filter, request._doc, upsert=request._upsert)
             except DuplicateKeyError as exc:
@@ -82,6 +89,7 @@ class FakeClient:
         self._client: Any = mongomock.MongoClient()
         self.down = False
         self._failures: dict[tuple[str, str], list[list[Any]]] = {}
+        self._refused: str | None = None
 
     def check(self) -> None:
         if self.down:
@@ -92,6 +100,15 @@ class FakeClient:
         comes after ``after`` others raises ``error``; the calls after it succeed. Failures asked for
         before it fires come after it: ``after`` then counts from the call that raised the one before."""
         self._failures.setdefault((collection, operation), []).append([after, error])
+
+    def refuse(self, part: str) -> None:
+        """Every write of a document whose URL holds ``part`` is refused, each alone in its bulk write, as
+        by a collection's validator (DocumentValidationFailure, code 121)."""
+        self._refused = part
+
+    def refused(self, selector: Mapping[str, Any]) -> bool:
+        url = selector.get("url")
+        return self._refused is not None and isinstance(url, str) and self._refused in url
 
     def check_call(self, collection: str, operation: str) -> None:
         failures = self._failures.get((collection, operation))

@@ -844,6 +844,53 @@ def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
     assert stats(crawler) == {"store/unavailable/citynews": 3}
 
 
+def test_a_write_of_articles_each_refused_for_its_own_sake_pauses_no_worker_and_a_failed_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch whose every article MongoDB refused for its own sake (its collection's validator) was taken
+    for a store that cannot write, pausing the worker's leasing, and a lone article refused by a damaged
+    week's file for one refused for its own sake, pausing nothing. Now only the store's failure pauses: a
+    damaged week's file, which refuses every article of its week, whatever the batch's size."""
+    from pymongo.errors import BulkWriteError
+
+    crawler = make_crawler(tmp_path, STORE_BATCH_SIZE=2, STORE_FLUSH_SECONDS=0.05)
+    pipeline = build_from_crawler(StorePipeline, crawler)
+
+    def refusing(documents: Any) -> Any:
+        refusal = {"index": 0, "code": 121, "errmsg": "Document failed validation"}
+        raise StoreError(f"MongoDB refused {documents[0]['url']}") from BulkWriteError(
+            {"writeErrors": [refusal]}
+        )
+
+    async def run() -> list[tuple[list[str], str | None]]:
+        (tmp_path / "articles").mkdir()
+        (tmp_path / "articles" / "articles_2026w47.sqlite").write_bytes(b"this is not a database" * 100)
+        await pipeline.open_spider()
+        assert pipeline.store is not None
+        seen = []
+        write = pipeline.store.write
+        monkeypatch.setattr(pipeline.store, "write", refusing)
+        for names in (["a", "b"], ["c"]):
+            articles = [item(url=f"http://127.0.0.1:8631/citynews/{name}.html") for name in names]
+            outputs = await asyncio.gather(*map(pipeline.process_item, articles), return_exceptions=True)
+            seen.append(([type(output).__name__ for output in outputs], pipeline.cannot_write()))
+        monkeypatch.setattr(pipeline.store, "write", write)
+        damaged = item(url="http://127.0.0.1:8631/citynews/damaged.html")
+        (output,) = await asyncio.gather(pipeline.process_item(damaged), return_exceptions=True)
+        seen.append(([type(output).__name__], pipeline.cannot_write()))
+        await pipeline.close_spider()
+        return seen
+
+    (pair, pair_failure), (lone, lone_failure), (damaged, damaged_failure) = asyncio.run(run())
+    assert (pair, lone, damaged) == (
+        ["StoreUnavailableError"] * 2,
+        ["StoreUnavailableError"],
+        ["StoreUnavailableError"],
+    )
+    assert (pair_failure, lone_failure) == (None, None)
+    assert damaged_failure is not None and "articles_2026w47.sqlite" in damaged_failure, damaged_failure
+
+
 def test_the_articles_waiting_for_the_store_are_counted_down_by_every_way_a_write_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,6 +60,7 @@ __all__ = [
     "limited",
     "locked_failure",
     "matches",
+    "refused_for_itself",
     "search_terms",
 ]
 
@@ -555,6 +556,9 @@ _LASTING_ERRNOS = frozenset(
 # collection's validator (DocumentValidationFailure). A server away, stepping down or shutting down, or a
 # write concern that timed out, may mend.
 _LASTING_MONGO_CODES = frozenset({13, 18, 73, 121, 10334, 13297})
+# Those of them that refuse the document itself, not the store: too large (BSONObjectTooLarge), refused by
+# the collection's validator (DocumentValidationFailure). The store writes other documents meanwhile.
+_OWN_MONGO_CODES = frozenset({121, 10334})
 # MongoDB's refusal of a document whose URL is stored already: no failure (the stores read it so).
 DUPLICATE_KEY = 11000
 
@@ -574,6 +578,26 @@ def lasting_failure(error: BaseException) -> bool:
         if mongo is not None:
             return _lasting_mongo(mongo)
     return False
+
+
+def refused_for_itself(error: BaseException) -> bool:
+    """Whether ``error``, why a store could not write a document, is a refusal of that document for its
+    own sake (its first MongoDB error along its causes says: a document too large, or refused by the
+    collection's validator, on the server or by pymongo), not a failure of the store, which writes other
+    documents meanwhile; False for any other, and for every SQLite or file system error (a week's file,
+    which all of that week's documents share)."""
+    mongo = next((found for cause in _causes(error) if (found := _mongo_error(cause)) is not None), None)
+    if mongo is None:
+        return False
+    from bson.errors import InvalidDocument  # noqa: PLC0415 - imported already, by the MongoDB store
+    from pymongo.errors import BulkWriteError, OperationFailure  # noqa: PLC0415 - likewise
+
+    if isinstance(mongo, BulkWriteError):
+        refused = {entry.get("code") for entry in mongo.details.get("writeErrors", [])} - {DUPLICATE_KEY}
+        return bool(refused) and refused <= _OWN_MONGO_CODES and not mongo.details.get("writeConcernErrors")
+    if isinstance(mongo, OperationFailure):
+        return mongo.code in _OWN_MONGO_CODES
+    return isinstance(mongo, InvalidDocument)
 
 
 def locked_failure(error: BaseException) -> bool:

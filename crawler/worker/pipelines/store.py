@@ -23,7 +23,8 @@ times its page was fetched and extracted before the store could write it.
 Backpressure: while the store cannot write (its oldest batch has waited ``STALL_SECONDS`` for its write, or
 two batches' worth of articles, ``2 * STORE_BATCH_SIZE``, wait for it: a week's file locked by another
 process, a disk or a server that does not answer; or its last write stored none of its articles: a lock
-past the busy timeout, a full disk, a damaged week), the scheduler leases no
+past the busy timeout, a full disk, a damaged week; not when MongoDB refused each for its own sake,
+:func:`crawler.store.base.refused_for_itself`), the scheduler leases no
 new page while the worker holds a lease (:meth:`StorePipeline.holds_back`): a worker that crawled on
 would only fetch pages whose articles are deferred and fetched again. A store that spools
 (:attr:`Store.spools <crawler.store.base.Store.spools>`: MongoDB, whose writes that cannot reach the
@@ -67,7 +68,7 @@ from crawler.keys import NO_BODY, SKIP_PREFIX, Keys
 from crawler.redisio import entries, redirects, storelocks
 from crawler.redisio.workers import pid_space
 from crawler.store import Store, StoreConfig, Written, store_config
-from crawler.store.base import lasting_failure, locked_failure
+from crawler.store.base import lasting_failure, locked_failure, refused_for_itself
 from crawler.store.document import add_fingerprints, make_document, parse_timestamp
 from crawler.store.sqlite import LockedWeekError
 from crawler.worker.connection import RedisOutage, keys_of, outage_of, server_of
@@ -457,16 +458,20 @@ def _on_store_thread(function: Callable[..., Any], *args: Any) -> Any:
 
 def _how_written(done: asyncio.Future[list[Written | StoreError]], size: int) -> tuple[bool, str | None]:
     """Whether the write ``done`` of a batch of ``size`` articles stored one, and why the store failed
-    when it stored none; no failure of the store's when the batch, one article, was refused for an error
-    no wait mends, which may be the article's own (too large for MongoDB)."""
+    when it stored none; no failure of the store's when each of its articles was refused for its own sake
+    (:func:`~crawler.store.base.refused_for_itself`: too large for MongoDB, refused by its validator), as
+    the store writes others meanwhile."""
     error = done.exception()
     if error is not None:
-        return False, None if size == 1 and lasting_failure(error) else f"{type(error).__name__}: {error}"
+        return False, None if size == 1 and refused_for_itself(error) else f"{type(error).__name__}: {error}"
     results = done.result()
     if any(isinstance(result, Written) for result in results):
         return True, None
-    first = results[0]
-    return False, f"{type(first).__name__}: {first}" if len(results) > 1 else None
+    failed = next(
+        (result for result in results if isinstance(result, StoreError) and not refused_for_itself(result)),
+        None,
+    )
+    return False, None if failed is None else f"{type(failed).__name__}: {failed}"
 
 
 def _write(
