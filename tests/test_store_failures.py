@@ -1127,7 +1127,7 @@ if __name__ == "__main__":  # not in the text processes, which run this file aga
     keys = Keys(settings["REDIS_KEY_PREFIX"])
     job = enqueue_job(connect(redis_url), keys, load_rules(rules).rules.values())
     stats = run_worker(settings, job=job)
-    counted = ("worker/store_paused", "store/unavailable/faults")
+    counted = ("worker/store_paused", "store/errors/faults", "store/unavailable/faults")
     print(json.dumps({name: stats.get(name, 0) for name in counted}))
 """
 
@@ -1155,7 +1155,11 @@ def test_a_worker_whose_articles_are_each_refused_for_their_own_sake_leases_on_a
     )
     assert done.returncode == 0, done.stderr[-4000:]
     counts = json.loads(done.stdout.splitlines()[-1])
-    assert counts == {"worker/store_paused": 0, "store/unavailable/faults": pages}, done.stderr[-4000:]
+    assert counts == {
+        "worker/store_paused": 0,
+        "store/errors/faults": pages,
+        "store/unavailable/faults": 0,
+    }, done.stderr[-4000:]
     assert "cannot write" not in done.stderr, done.stderr[-4000:]
     assert [_asked(site, f"{base}-{n}") for n in range(pages)] == [1] * pages
     listed = site.crawler("dead", "list", "--all", "--format", "json", REDIS_URL=redis_server)
@@ -1165,3 +1169,8 @@ def test_a_worker_whose_articles_are_each_refused_for_their_own_sake_leases_on_a
         site.server.url(f"/held/{base}-{n}?seconds=0") for n in range(pages)
     )
     assert all("Document failed validation" in letter["reason"] for letter in letters), letters[0]
+    shown = site.crawler("status", "--format", "json", REDIS_URL=redis_server)
+    assert shown.returncode == 0, shown.stderr
+    (status,) = json.loads(shown.stdout)["sites"]
+    assert status["errors_24h"] == pages, status
+    assert not any("the store cannot write" in problem for problem in status["attention"]), status

@@ -7,7 +7,8 @@ first seen before a job that fetches seen URLs again, ``--again``),
 ``store/updated/<site>`` (stored before the job), ``store/unchanged/<site>``,
 ``store/repost/<site>`` (a repost recorded), ``store/repost_again/<site>`` (a repost recorded before,
 fetched again), ``store/spooled/<site>``, ``store/dropped_empty/<site>``, ``store/errors/<site>`` (an
-invalid article, refused alone),
+invalid article, refused alone: as its document is made, or by MongoDB for its own sake,
+:func:`crawler.store.base.refused_for_itself`, dead-lettered at once),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
 dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
 refused is written again one article at a time, so that an article refused alone fails alone; a week's
@@ -255,7 +256,9 @@ class StorePipeline:
         try:
             result = await written
         except StoreUnavailableError as exc:
-            self._count(f"store/unavailable/{site}")
+            # Refused for its own sake, the article is an invalid one: not a store that cannot write (the
+            # status's "the store cannot write", store/failed_at_ms).
+            self._count(f"store/errors/{site}" if refused_for_itself(exc) else f"store/unavailable/{site}")
             if exc.locked:
                 self._count(f"store/locked/{site}")
             raise
