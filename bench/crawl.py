@@ -19,9 +19,10 @@ Run from the repo root::
                         table shows each crawler's median run, and every run's pages/s and ratio are listed
     -s NAME=VALUE       a Scrapy setting for all the crawls (repeatable), e.g. -s CONCURRENT_ITEMS=8
     --profile DIR       run each crawl under cProfile, write DIR/<crawl>.prof, print its top functions
-    --py-spy DIR        sample each crawl with py-spy (.venv/bin/python -m pip install py-spy), write
-                        DIR/<crawl>.txt, print where the main thread's time goes (ms per page: Redis,
-                        SQLite, fields, qRead, ...)
+    --py-spy DIR        sample each crawl with py-spy (.venv/bin/python -m pip install py-spy; the one
+                        beside the Python that runs the bench, else the PATH's), write DIR/<crawl>.txt,
+                        print where the main thread's time goes (ms per page: Redis, SQLite, fields,
+                        qRead, ...); without py-spy, says so and exits with 2 before anything
 
 The synthetic site: a news site generated into memory and served by a ``ThreadingHTTPServer`` (HTTP/1.1
 keep-alive) in its own process on 127.0.0.1. Article pages are 5-10 KB (head, section menu, breadcrumb,
@@ -98,6 +99,7 @@ import os
 import pstats
 import random
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -137,6 +139,7 @@ LABELS = {
 REFERENCE = "scrapy-redis"  # the ratio columns are pages/s and CPU per article over this crawl's
 DEFAULT_ARTICLES = {"synthetic": 20_000, "real": 10_000}  # --articles when not given (2,000 with --quick)
 CORPORA_MISSING = 2  # exit code of --site real without its corpora (as bench/extraction.py's, asked for one)
+PY_SPY_MISSING = 2  # exit code of --py-spy without py-spy (as of a missing corpus)
 SITE_ID = "bench-gazette"
 PER_PAGE = 50  # articles listed per index page
 RELATED = 4  # related-article links on an article page
@@ -1068,6 +1071,7 @@ class CrawlOptions:
     settings: dict[str, Any]
     profile: Path | None = None
     py_spy: Path | None = None
+    py_spy_program: str = ""  # py-spy's executable (py_spy_program()), when py_spy is given
     site: str = "synthetic"
 
 
@@ -1089,10 +1093,9 @@ def run_crawl(
         command += ["--profile-file", str(options.profile / f"{name}.prof")]
     if options.py_spy is not None:
         # --idle: blocked time (Redis replies, SQLite, the event loop's wait) is sampled too.
-        py_spy = Path(sys.executable).parent / "py-spy"
         samples = options.py_spy / f"{name}.txt"
-        spy = [str(py_spy), "record", "--idle", "--threads", "--format", "raw", "-o", str(samples), "--"]
-        command = [*spy, *command]
+        spy = [options.py_spy_program, "record", "--idle", "--threads", "--format", "raw", "-o", str(samples)]
+        command = [*spy, "--", *command]
     env = {key: value for key, value in os.environ.items() if key not in {"REDIS_URL", "MONGO_URI"}}
     cpu_before = server.cpu_seconds()
     with log.open("wb") as output:
@@ -1481,11 +1484,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.child, args.site, args.origin, args.articles, args.workdir, args.result, args.profile_file,
             settings,
         )  # fmt: skip
+    spy = py_spy_program() if args.py_spy is not None else ""
+    if spy is None:
+        print(
+            f"--py-spy: no py-spy in {Path(sys.executable).parent} nor on the PATH;"
+            f" install it: {pip_install('py-spy')}",
+            file=sys.stderr,
+        )
+        return PY_SPY_MISSING
     for folder in (args.profile, args.py_spy):
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
-    options = CrawlOptions(_settings_from(parser, args.set), args.profile, args.py_spy, args.site)
+    options = CrawlOptions(_settings_from(parser, args.set), args.profile, args.py_spy, spy, args.site)
     return bench(args, options)
+
+
+def py_spy_program() -> str | None:
+    """py-spy's executable: the one beside the Python that runs this (where its pip installs it), else the
+    PATH's; None when neither is."""
+    beside = str(Path(sys.executable).parent)
+    return shutil.which("py-spy", path=os.pathsep.join([beside, os.environ.get("PATH", os.defpath)]))
 
 
 def _settings_from(parser: argparse.ArgumentParser, pairs: Sequence[str]) -> dict[str, Any]:

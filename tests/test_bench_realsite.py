@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import lxml.html
+import pytest
 
+from bench import crawl
 from bench.crawl import _stack_names, score_texts
 from bench.realsite import RealSite, article_path
 
@@ -150,6 +152,31 @@ def test_the_real_site_bench_without_its_corpora_says_so_once_before_anything(tm
     assert "WCXB" in done.stderr and "bench/corpus.py" in done.stderr, done.stderr
     assert "server did not start" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.count("missing") == 1, done.stderr
+
+
+def test_the_crawl_bench_without_py_spy_says_what_to_install_before_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/crawl.py --py-spy without py-spy beside the Python that runs it or on the PATH: one line naming
+    it and the pip that installs it, exit code 2, before the site is served (it ended in a traceback, exit
+    code 1, once the site was served and the first crawl started: FileNotFoundError of .venv/bin/py-spy)."""
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    samples = tmp_path / "samples"
+    code = crawl.main(["--articles", "50", "--only", "ours", "--bloom-urls", "0", "--py-spy", str(samples)])
+    said = capsys.readouterr()
+    assert code == 2, said
+    assert said.out == "", "nothing is announced before py-spy is looked for"
+    install = f"{python} -m pip install py-spy"
+    assert said.err == f"--py-spy: no py-spy in {python.parent} nor on the PATH; install it: {install}\n"
+    assert not samples.exists()
+    spy = tmp_path / "empty" / "py-spy"
+    spy.parent.mkdir()
+    spy.write_text("#!/bin/sh\n")
+    spy.chmod(0o755)
+    assert crawl.py_spy_program() == str(spy)
 
 
 def test_the_crawl_bench_names_a_pipeline_of_one_command_once_with_its_count() -> None:
