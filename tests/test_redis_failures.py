@@ -1776,6 +1776,41 @@ def test_a_worker_counts_an_article_it_stored_before_redis_went_back_to_an_older
     ), did
 
 
+def test_a_worker_says_re_stored_only_the_articles_it_had_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of the articles its job wrote before (unacknowledged: a batch stored in part, a worker killed before
+    its acknowledgement), a worker says re-stored those its acknowledgements had counted, and only those:
+    after 50,000 articles counted, none of 50,000 others it never counted, and every one of 1,000 of the
+    first written again (pybloom-live's ScalableBloomFilter, which remembered them, said 88 of the 50,000
+    re-stored, not stored)."""
+    from crawler.redisio.queue import Ack
+    from crawler.worker.scheduler import _Pending
+
+    batch = 100  # STORE_BATCH_SIZE: the acknowledgements of a batch stored end together
+
+    def landed(urls: Sequence[str], job_wrote_before: bool) -> dict[str, int]:
+        said = {"stored": 0, "stored_again": 0}
+        for start in range(0, len(urls), batch):
+            scheduler._acks = [
+                _Pending(Ack("lease", "news", "job", stored=1), float("inf"), ((url, job_wrote_before),))
+                for url in urls[start : start + batch]
+            ]
+            before = {name: crawler.stats.get_value(f"acked/{name}", 0) for name in said}
+            scheduler.flush_acks()
+            for name in said:
+                said[name] += crawler.stats.get_value(f"acked/{name}", 0) - before[name]
+        return said
+
+    with _scheduler_of_embedded_redis(tmp_path) as (_, crawler, scheduler, _):
+        monkeypatch.setattr(scheduler.queue, "ack_many", lambda acks: [True] * len(acks))
+        counted = [f"https://news.example/a/{number}" for number in range(50_000)]
+        assert landed(counted, False) == {"stored": 50_000, "stored_again": 0}
+        others = [f"https://news.example/b/{number}" for number in range(50_000)]
+        assert landed(others, True) == {"stored": 50_000, "stored_again": 0}
+        assert landed(counted[:1000], True) == {"stored": 0, "stored_again": 1000}
+
+
 def _worker_run(
     site: Site,
     page: str,

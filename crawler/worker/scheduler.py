@@ -30,6 +30,7 @@ import json
 import logging
 import threading
 import time
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,6 @@ from typing import ParamSpec, Self, TypeVar
 from urllib.parse import urldefrag
 
 import redis
-from pybloom_live import ScalableBloomFilter
 from redis.exceptions import NoPermissionError
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -47,6 +47,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import CallLaterOnce
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
+from xxhash import xxh3_64_intdigest
 
 from crawler.commandline import counted, suggest
 from crawler.errors import redacted, redacted_text
@@ -201,12 +202,11 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         # taken, no more than the leases held as it went.
         self._unsent: deque[_Pending] = deque()
         # The URLs of the articles this worker's acknowledgements counted (stored or updated), so that one
-        # its job wrote before is counted once (see flush_acks). An in-process Bloom filter: about 2 bytes an
-        # article (measured: 200,000 URLs, 0.22% false positives for a 0.1% target), each one miscounting
-        # an article its job wrote before that this worker had not counted, as stored again.
-        self._counted = ScalableBloomFilter(
-            initial_capacity=10_000, error_rate=0.001, mode=ScalableBloomFilter.LARGE_SET_GROWTH
-        )
+        # its job wrote before is counted once (see _counted_before): their 64-bit xxh3 digests, 8 bytes an
+        # article (8.1 MB at 1,000,000 articles, where a set of the digests took 81 MB, and pybloom-live's
+        # ScalableBloomFilter 6.7 MB, which took 0.2% of the articles it had not seen for some it had: said
+        # re-stored). Exact but for two URLs of one digest: a chance in 2 x 10^13 an article looked up.
+        self._counted = array("Q")
         # The keys of other types (someone SET them) acknowledgements failed on, each named once while it is.
         self._wrong_acks: set[str] = set()
         self._ending: list[Work] = []
@@ -819,11 +819,20 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
         251). An article its job wrote unacknowledged (a batch stored in part before it failed, a worker
         killed between the write and the acknowledgement, a lease expired before it) was counted by no
         acknowledgement: it is counted stored, once, as its job counts it."""
+        written = [
+            (xxh3_64_intdigest(url.encode()), wrote) for entry in landed for url, wrote in entry.written
+        ]
+        # Only an article its job wrote before can be one counted before: those alone are looked for, all at
+        # once (one scan of the digests: 23 ms at 1,000,000), in the rare acknowledgements that end one.
+        asked = {digest for digest, job_wrote_before in written if job_wrote_before}
+        seen = asked.intersection(self._counted) if asked else set()
         again = 0
-        for entry in landed:
-            for url, job_wrote_before in entry.written:
-                if self._counted.add(url) and job_wrote_before:
-                    again += 1
+        for digest, job_wrote_before in written:
+            if job_wrote_before and digest in seen:
+                again += 1
+            else:
+                seen.add(digest)
+                self._counted.append(digest)
         return again
 
     def _say_wrong_acks(self, acks: list[Ack], error: redis.ResponseError) -> None:
