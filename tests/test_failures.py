@@ -1563,7 +1563,7 @@ def test_a_site_that_is_down_is_said_once_then_in_a_count_while_each_url_stays_i
     assert len(said) == 3, "\n".join(said)
     assert re.search(r"WARNING: robots\.txt of 127\.0\.0\.1:9 could not be fetched \(", said[0]), said
     assert "WARNING: Dead-lettered http://127.0.0.1:9/a/down-" in said[1], said
-    assert "nothing listens there" in said[1] and "counted" in said[1], said
+    assert "nothing listens there" in said[1] and "said once a minute with a count" in said[1], said
     assert re.search(
         r"WARNING: Site 'faults' answers again \(`crawler dead requeue --site faults` asks again for its dead"
         r" letters\): 11 more requests dead-lettered so in the \d+ s since the last line, the last:"

@@ -120,3 +120,22 @@ def test_a_fault_ended_by_what_mended_it_says_so_in_one_line_with_its_unsaid_req
         ),
         (logging.INFO, "Site 'b' answers again"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("every", "how"),
+    [(60.0, "once a minute"), (3600.0, "once an hour"), (90.0, "every 90 s")],
+)
+def test_a_faults_first_line_says_how_often_its_next_requests_are_said_as_its_every_says(
+    every: float, how: str
+) -> None:
+    """Its callers each wrote "said once a minute with a count" (or once an hour) in their hint themselves,
+    whatever the ``every`` of their RepeatedFaults; said_first phrases it from ``every`` for them."""
+    faults = RepeatedFaults(every, clock=lambda: 0.0)
+
+    def hint(said: str) -> str:
+        return f"; its next requests alike are {said}"
+
+    first = faults.said_first("dead-lettered", DAMAGED, logging.WARNING, hint)
+    assert first == (logging.WARNING, f"; its next requests alike are said {how} with a count")
+    assert faults.said_first("dead-lettered", DAMAGED, logging.WARNING, hint) == (logging.DEBUG, "")

@@ -944,7 +944,7 @@ def test_the_requests_of_a_site_whose_rule_file_is_removed_are_said_once_not_in_
     assert re.search(
         r"WARNING: Dead-lettered \S+ of site 'gone': no rule for site 'gone' in .*`[^`]*dead requeue --site"
         r" gone`; the site's other requests this worker takes \(\d+ queued now\) are dead-lettered alike"
-        r" until its rule is read again, said in one line every 60 s with their count$",
+        r" until its rule is read again, said once a minute with a count$",
         lines[first],
     ), lines[first]
     assert re.search(
@@ -993,8 +993,8 @@ def test_the_requests_of_a_site_whose_rule_file_a_worker_cannot_read_are_said_on
         rf" site 'broken' \({re.escape(str(path))}: line \d+, column \d+: invalid YAML: .*\): run the crawler"
         r" version .*, or mend the file here \(`[^`]*rules check`\), then `[^`]*dead requeue --site broken`"
         r" \(tried 2 times\); the site's other requests this worker takes \(\d+ pending now\) are put"
-        r" back alike and dead-lettered once their tries are used up, until its rule file is read, said in"
-        r" one line every 60 s with their count$",
+        r" back alike and dead-lettered once their tries are used up, until its rule file is read, said"
+        r" once a minute with a count$",
         lines[first],
     ), lines[first]
     assert re.search(

@@ -130,7 +130,7 @@ class BackoffMiddleware:
             _ASKED_TO_WAIT,
             fault,
             job_level(self.crawler, work.job),
-            lambda: "; while the site goes on asking so, said once a minute with a count",
+            lambda said: f"; while the site goes on asking so, {said}",
         )
         logger.log(
             level, "%s: every worker waits %.0f s before its next request there%s", fault, seconds, end

@@ -73,12 +73,16 @@ class RepeatedFaults:
         fault.said, fault.unsaid = now, 0
         return level, since
 
-    def said_first(self, what: str, reason: str, level: int, hint: Callable[[], str]) -> tuple[int, str]:
-        """:meth:`said`, the end of the fault's first line being ``hint()`` (how its next requests are said;
-        a fault said for the first time has none to count)."""
+    def said_first(self, what: str, reason: str, level: int, hint: Callable[[str], str]) -> tuple[int, str]:
+        """:meth:`said`, the end of the fault's first line being ``hint(said)`` (how its next requests are
+        said, ``said`` phrasing it from ``every``: ``said once a minute with a count``; a fault said for
+        the first time has none to count)."""
         first = self.new(what, reason)
         level, since = self.said(what, reason, level)
-        return level, hint() if first else since
+        return level, hint(f"said {self._how_often()} with a count") if first else since
+
+    def _how_often(self) -> str:
+        return {60.0: "once a minute", 3600.0: "once an hour"}.get(self.every, f"every {self.every:g} s")
 
     def new(self, what: str, reason: str) -> bool:
         """True when the fault of ``reason`` under ``what`` was not said yet (:meth:`said` will say it

@@ -258,7 +258,7 @@ class ProxyPool:
             _benched(proxy),
             reason,
             logging.WARNING,
-            lambda: "; benched again while it fails so, said once an hour with a count",
+            lambda said: f"; benched again while it fails so, {said}",
         )
         self._bench_reason[proxy] = reason
         logger.log(level, "Proxy %s benched for %g s: %s%s", proxy, self.bench_seconds, reason, end)

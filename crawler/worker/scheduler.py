@@ -992,8 +992,8 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
             DEAD_LETTERED,
             fault,
             level,
-            lambda: (
-                "; the next dead letters of the site alike are said once a minute, counted"
+            lambda said: (
+                f"; the next dead letters of the site alike are {said}"
                 f" (`{suggest(f'dead list --site {work.site}')}` lists each)"
             ),
         )

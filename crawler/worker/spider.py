@@ -115,7 +115,6 @@ from crawler.schedule.revisit import Revisits
 from crawler.settings import DOWNLOAD_MAXSIZE
 from crawler.worker.bans import Signal, looks_like_captcha, watch_of
 from crawler.worker.connection import (
-    REMINDER_SECONDS,
     job_level,
     keys_of,
     outage_of,
@@ -1473,7 +1472,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             _DEAD_LETTERED,
             reason,
             job_level(self.crawler, Work.of(request).job),
-            lambda: f"; {self._unruled_to_come(site, unreadable=unreadable)}",
+            lambda said: f"; {self._unruled_to_come(site, said, unreadable=unreadable)}",
         )
         logger.log(
             level,
@@ -1494,10 +1493,10 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             f" `{suggest(f'dead requeue --site {site}')}`"
         )
 
-    def _unruled_to_come(self, site: str, *, unreadable: bool) -> str:
+    def _unruled_to_come(self, site: str, said: str, *, unreadable: bool) -> str:
         """What the first line of a site with no rule adds: how many of its requests are queued still (or
         pending, put back to wait, for a rule file ``unreadable``), and that those this worker takes are
-        dead-lettered alike, said with their count once a minute."""
+        dead-lettered alike, ``said`` as :meth:`RepeatedFaults.said_first` phrases it."""
         state, count = ("pending", self.queue.pending) if unreadable else ("queued", self.queue.queued)
         try:
             left = f" ({count(site)} {state} now)"
@@ -1511,10 +1510,7 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
             if unreadable
             else "are dead-lettered alike until its rule is read again"
         )
-        return (
-            f"the site's other requests this worker takes{left} {alike}, said in one line every"
-            f" {REMINDER_SECONDS:g} s with their count"
-        )
+        return f"the site's other requests this worker takes{left} {alike}, {said}"
 
     def _rule_unreadable(self, request: Request, site: str, errors: str) -> None:
         """``request`` of ``site``, whose rule file this worker found but cannot load (``errors``): a rule
