@@ -232,6 +232,56 @@ def test_a_server_given_a_password_is_stopped_by_its_owner_not_left_running_as_a
         assert client.get(b"kept") == b"yes"
 
 
+@pytest.mark.parametrize("found", [True, False], ids=["its pid found", "its pid not found"])
+def test_a_server_given_a_password_with_no_pid_file_that_another_user_started_is_terminated_by_its_pid(
+    data_dir: Path,
+    spawn: Callable[..., tuple[subprocess.Popen[str], str]],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    found: bool,
+) -> None:
+    """The last user of a server another process started, given a password (NOAUTH: SHUTDOWN refused) and
+    with no redis.pid (removed), said 'terminating it' and 'shut the embedded Redis server down', and sent
+    no signal: the server ran on. Its pid is found from its command line (it names the folder): SIGTERM,
+    on which Redis writes its append-only file as it exits. Not found (another user's process, hidden from
+    this one), the server is said to be left running, with how to stop it."""
+    child, said = spawn(data_dir, "set")
+    pid = int(said)
+    if not found:
+        monkeypatch.setattr(EmbeddedRedis, "_server_pid_by_command", lambda _: None)
+    try:
+        last = EmbeddedRedis(data_dir, watch_seconds=0)
+        last.ensure()
+        with connect(last.url) as client:
+            client.config_set("requirepass", "sekret")
+        (data_dir / "redis" / "redis.pid").unlink()
+        assert child.stdin is not None
+        child.stdin.close()  # the owner leaves; this process still uses the server
+        child.wait(WAIT_LIMIT)
+        with caplog.at_level(logging.INFO, logger="crawler.redisio.embedded"):
+            last.close()
+        logged = [record.getMessage() for record in caplog.records]
+        if not found:
+            assert not _gone(pid)
+            assert any(
+                "refused SHUTDOWN (b'-NOAUTH Authentication required.') and was left running: it has no pid"
+                f" file ({data_dir.resolve() / 'redis' / 'redis.pid'})"
+                in line
+                and "redis-cli -s " in line
+                for line in logged
+            ), logged
+            assert not any("terminating it" in line or "shut the embedded" in line for line in logged), logged
+            return
+        assert any(f"(pid {pid}) refused SHUTDOWN (b'-NOAUTH" in line for line in logged), logged
+        _wait_until(lambda: _gone(pid), "the server to exit on SIGTERM")
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+            _wait_until(lambda: _gone(pid), f"redis-server pid {pid} to die")
+    with EmbeddedRedis(data_dir) as server:
+        assert _call(server.url, "get", b"from-child") == b"yes", "SIGTERM flushed the append-only file"
+
+
 def test_ensure_twice_keeps_one_server(data_dir: Path) -> None:
     with EmbeddedRedis(data_dir) as server:
         pid = server.pid

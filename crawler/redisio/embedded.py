@@ -853,6 +853,18 @@ class EmbeddedRedis:
             return None
         return pid if self.runs_server(pid) else None
 
+    def _server_pid_by_command(self) -> int | None:
+        """The pid of the one live redis-server of this folder (:meth:`runs_server`), found among the
+        processes of /proc, for a server whose pid file is gone; None when there is not exactly one, or no
+        /proc."""
+        proc = Path("/proc")
+        found = [
+            int(entry.name)
+            for entry in (proc.iterdir() if proc.is_dir() else ())
+            if entry.name.isdigit() and self.runs_server(int(entry.name))
+        ]
+        return found[0] if len(found) == 1 else None
+
     def runs_server(self, pid: int) -> bool:
         """True while the process ``pid`` runs and is a redis-server of this folder: a pid recycled once
         the server exited runs something else (maybe another folder's server)."""
@@ -1009,7 +1021,22 @@ class EmbeddedRedis:
         if reply:
             # The server answers SHUTDOWN only when it refuses to stop (NOAUTH: a password was set): SIGTERM,
             # on which Redis writes its append-only file as it exits.
-            logger.warning("the embedded Redis server refused SHUTDOWN (%r); terminating it", reply.strip())
+            pid = pid if pid is not None else self._server_pid_by_command()
+            if pid is None:
+                logger.warning(
+                    "the embedded Redis server at %s refused SHUTDOWN (%r) and was left running: it has no"
+                    " pid file (%s) and no process of this user runs redis-server on %s; stop it with"
+                    " `redis-cli -s %s -a PASSWORD shutdown`, or kill the redis-server that `ps -ef` shows",
+                    self.socket_path,
+                    reply.strip(),
+                    self.pid_path,
+                    self.directory,
+                    self.socket_path,
+                )
+                return
+            logger.warning(
+                "the embedded Redis server (pid %d) refused SHUTDOWN (%r); terminating it", pid, reply.strip()
+            )
         elif pid is not None and self._wait_server_gone() is not None:
             logger.warning("the embedded Redis server (pid %d) did not stop: terminating it", pid)
         else:
