@@ -203,6 +203,88 @@ def test_a_frozen_redis_is_down_from_before_its_first_error_not_from_it(site: Si
     # The call that failed first waited the whole socket timeout before its error; the outage began
     # before that call, so it lasted at least as long.
     assert float(back.group(1)) >= SOCKET_TIMEOUT, text[-4000:]
+    stopped = re.search(r"the embedded server's process \(pid (\d+)\) is stopped \(SIGSTOP, Ctrl-Z\)", text)
+    assert stopped and f"`kill -CONT {stopped.group(1)}` resumes it" in text, text[-4000:]
+
+
+# `crawler CMD` whose Redis clients wait $SOCKET_TIMEOUT seconds for an answer, not SOCKET_TIMEOUT's 30.
+_SHORT_SOCKET_TIMEOUT = (
+    "import os, sys\n"
+    "from crawler.redisio import connection\n"
+    "connection._CLIENT_OPTIONS['socket_timeout'] = float(os.environ['SOCKET_TIMEOUT'])\n"
+    "from crawler.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_a_redis_paused_longer_than_the_socket_timeout_is_said_paused_and_the_worker_goes_on_losing_nothing(
+    site: Site,
+) -> None:
+    """CLIENT PAUSE longer than the client's socket timeout was said as a plain timeout ("Redis failed
+    (...: Timeout reading from socket)"), which reads as a network fault. Redis took the connection and
+    answers nothing, not even PING on a new one: it is said, with what it may be (paused for every
+    client, stopped, busy in one command). Once the pause ends the worker goes on: the page it was
+    fetching is stored once, its job done."""
+    held = unique("paused")
+    asked = site.server.url(f"/asked/{held}")
+    socket_timeout = 1.0
+
+    def pause(client: redis.Redis) -> None:
+        wait_until(lambda: _read(asked) == "1", "the worker to fetch the held page")
+        # Longer than a lease renewal's wait (1 s), its socket timeout and the probe's 2 s: the worker's
+        # first error and its probe both fall in the pause.
+        client.client_pause(6000, all=True)
+
+    stored, did = _worker_run(
+        site,
+        f"/held/{held}?seconds=3",
+        scraped=1,
+        meanwhile=pause,
+        socket_timeout=socket_timeout,
+        settings=["LEASE_SECONDS=30"],
+    )
+    text = (site.root / "worker.log").read_text(encoding="utf-8")
+    assert text.count("Redis failed (") == 1, text[-4000:]
+    failed = next(line for line in text.splitlines() if "Redis failed (" in line)
+    assert (
+        f"Redis took the connection and answered nothing for {socket_timeout:g} s, nor PING on a new"
+        " connection in 2 s: it is paused for every client (CLIENT PAUSE" in failed
+    ), failed
+    assert "Redis is back after" in text, text[-4000:]
+    assert stored == 1
+    assert "stored 1 article" in did, did
+
+
+def test_a_redis_whose_writes_are_paused_is_said_so_and_one_paused_for_all_refuses_a_command_start_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that starts on a Redis paused for every client said "cannot reach Redis at ...: Timeout
+    reading from socket" (REDIS_URL: "start it"); one whose writes are paused (CLIENT PAUSE WRITE) holds
+    the crawler's scripts while it answers PING: each is said."""
+    from crawler.redisio import connection
+
+    monkeypatch.setitem(connection._CLIENT_OPTIONS, "socket_timeout", 0.5)
+    with EmbeddedRedis(tmp_path, watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        # The pauser waits for its answers as long as a pause lasts (no socket timeout).
+        with redis.Redis.from_url(url) as pauser, connect(url) as client:
+            pauser.client_pause(4000, all=False)
+            assert client.ping()
+            with pytest.raises(redis.TimeoutError) as timed_out:
+                client.eval("return 1", 0)
+            said = connection.unanswered(client, timed_out.value)
+            assert said is not None
+            assert "answers PING but holds a write 2 s: its writes are paused (CLIENT PAUSE with WRITE" in (
+                said
+            )
+            assert pauser.eval("return 1", 0) == 1  # answered once the pause ends
+            pauser.client_pause(4000, all=True)
+            with pytest.raises(RedisUnavailableError) as refused:
+                connect(url)
+            assert pauser.ping()
+        assert str(refused.value).startswith(
+            f"cannot use Redis at {url}: Redis took the connection and answered nothing for 0.5 s, nor PING"
+        ), refused.value
 
 
 def test_responses_that_bench_proxies_and_sessions_and_ban_a_site_log_a_redis_outage_once_not_at_each(
@@ -1818,9 +1900,12 @@ def _worker_run(
     scraped: int,
     before: Callable[[str, redis.Redis], None] | None = None,
     meanwhile: Callable[[redis.Redis], None] | None = None,
+    socket_timeout: float | None = None,
+    settings: Sequence[str] = (),
 ) -> tuple[int, str]:
     """A job of the site's rule (its index page linking to ``page``) queued, ``before`` called with the
-    job's id and a Redis client, a worker started, ``meanwhile`` called with a Redis client, the worker run
+    job's id and a Redis client, a worker started (its Redis socket timeout ``socket_timeout`` when given,
+    its ``settings`` NAME=VALUE after FAST's), ``meanwhile`` called with a Redis client, the worker run
     until it scraped ``page`` ``scraped`` times and the job is done, then stopped: the job's count of
     articles stored, and the worker's closing line."""
     from crawler.requests import JobCounts, enqueue_job
@@ -1837,9 +1922,11 @@ def _worker_run(
         if before is not None:
             before(job, client)
         with log.open("w", encoding="utf-8") as stream:
+            start = ["-m", "crawler.cli"] if socket_timeout is None else ["-c", _SHORT_SOCKET_TIMEOUT]
+            given = [item for setting in settings for item in ("-s", setting)]
             worker = subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", "worker", *FAST_ARGS, "-s", "LOG_LEVEL=DEBUG"],
-                env=site.env(REDIS_URL=url),
+                [sys.executable, *start, "worker", *FAST_ARGS, *given, "-s", "LOG_LEVEL=DEBUG"],
+                env=site.env(REDIS_URL=url, SOCKET_TIMEOUT=str(socket_timeout)),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=stream,

@@ -30,6 +30,7 @@ from redis.exceptions import NoPermissionError, OutOfMemoryError, ReadOnlyError
 from crawler.errors import redacted
 from crawler.redisio.clock import redis_clock
 from crawler.redisio.embedded import EmbeddedRedis, RedisUnavailableError
+from crawler.threads import process_stopped
 
 __all__ = [
     "MAX_CLIENTS_FIX",
@@ -47,6 +48,7 @@ __all__ = [
     "script",
     "script_refusal",
     "turned_away",
+    "unanswered",
     "writes_refused",
 ]
 
@@ -60,6 +62,9 @@ CONNECT_TIMEOUT = 5.0
 SOCKET_TIMEOUT = 30.0
 # A connection idle this many seconds is checked with a PING before it is used again.
 HEALTH_CHECK_INTERVAL = 15
+# Seconds a new connection waits for each answer when it asks why Redis answered nothing (unanswered): a
+# Redis that runs and is not held answers a PING or a write that changes nothing in a millisecond.
+PROBE_SECONDS = 2.0
 
 
 def resolve_redis_url(
@@ -548,15 +553,84 @@ def turned_away(exc: redis.RedisError) -> str | None:
     return None
 
 
+def unanswered(server: redis.Redis, exc: redis.TimeoutError) -> str | None:
+    """Why Redis took a command of ``server`` and answered nothing for its socket timeout (``exc``, a read
+    that timed out), and what to check, asked on a new connection (each answer awaited ``PROBE_SECONDS``):
+    it answers nothing there either (paused for every client, stopped, or busy in one command; the embedded
+    server's process found stopped is named), it answers PING but holds a write (its writes are paused), or
+    it answers both now (it was held or busy until now). None for another timeout (connecting, writing),
+    or when the new connection is refused (Redis is gone: the caller says so)."""
+    if not str(exc).startswith("Timeout reading"):
+        return None
+    pool = server.connection_pool
+    waited = f"{pool.connection_kwargs.get('socket_timeout') or SOCKET_TIMEOUT:g} s"
+    probe = pool.connection_class(
+        **dict(pool.connection_kwargs, socket_timeout=PROBE_SECONDS, socket_connect_timeout=PROBE_SECONDS)
+    )
+    step = "PING"
+    try:
+        _reply(probe, "PING")
+        step = "a write that changes nothing"
+        _reply(probe, "SET", _WRITE_CHECK_KEY, b"", "XX")
+    except redis.TimeoutError as probed:
+        if not str(probed).startswith("Timeout reading"):
+            return None
+    except redis.ResponseError as said:
+        return f'Redis answered nothing for {waited}, and a new connection\'s {step} with "{said}"'
+    except redis.ConnectionError:
+        return None
+    else:
+        return (
+            f"Redis answered nothing for {waited}, and answers a new connection at once now: it was paused"
+            " (CLIENT PAUSE) or busy with one long command until now (SLOWLOG GET names a slow one)"
+        )
+    finally:
+        probe.disconnect()
+    if step != "PING":
+        return (
+            f"Redis answered nothing for {waited}, and on a new connection answers PING but holds a write"
+            f" {PROBE_SECONDS:g} s: its writes are paused (CLIENT PAUSE with WRITE, or a FAILOVER under way),"
+            " which holds the crawler's scripts too until CLIENT UNPAUSE or the pause's timeout ends it (a"
+            " command held past the socket timeout is dropped with its connection, and tried again)"
+        )
+    stopped = _stopped_embedded_server(pool.connection_kwargs.get("path"))
+    if stopped is not None:
+        return (
+            f"Redis took the connection and answered nothing for {waited}: the embedded server's process"
+            f" (pid {stopped}) is stopped (SIGSTOP, Ctrl-Z); `kill -CONT {stopped}` resumes it"
+        )
+    return (
+        f"Redis took the connection and answered nothing for {waited}, nor PING on a new connection in"
+        f" {PROBE_SECONDS:g} s: it is paused for every client (CLIENT PAUSE, which holds even CLIENT UNPAUSE"
+        " until the pause's timeout ends it), its process is stopped (SIGSTOP, a suspended machine), or"
+        " it is busy with one long command (SLOWLOG GET names it afterwards)"
+    )
+
+
+def _stopped_embedded_server(socket_path: object) -> int | None:
+    """The pid of the embedded server of the unix socket ``socket_path`` (its ``redis.pid`` beside it) when
+    its process is stopped; None when it is not, or none is known (another Redis)."""
+    if not isinstance(socket_path, str):
+        return None
+    try:
+        pid = int((Path(socket_path).parent / "redis.pid").read_text("ascii").strip())
+    except (OSError, ValueError):
+        return None
+    return pid if process_stopped(pid) else None
+
+
 def _ping_failure(client: redis.Redis) -> tuple[str, bool] | None:
     """Why ``client`` cannot PING its server, and whether the server runs (it answered, turning the client
     away: :func:`turned_away`; or it took the new connection and closed it before the PING was sent, as
-    one at its ``maxclients`` does when its reply comes first), or None when it can."""
+    one at its ``maxclients`` does when its reply comes first; or it took it and answered nothing:
+    :func:`unanswered`), or None when it can."""
     try:
         client.ping()
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         if (turned := turned_away(exc)) is not None:
             return turned, True
+        if isinstance(exc, redis.TimeoutError) and (held := unanswered(client, exc)) is not None:
+            return held, True
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, BrokenPipeError | ConnectionResetError):
             return (

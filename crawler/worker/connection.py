@@ -27,6 +27,7 @@ from crawler.redisio.connection import (
     refused_command,
     script_refusal,
     turned_away,
+    unanswered,
     writes_refused,
 )
 
@@ -185,6 +186,8 @@ class RedisOutage:
                 )
             elif (turned := turned_away(exc)) is not None:
                 logger.error("Redis failed (%s): the worker goes on and tries again; %s", what, turned)
+            elif isinstance(exc, redis.TimeoutError) and (held := self._why_unanswered(exc)) is not None:
+                logger.error("Redis failed (%s: %s): the worker goes on and tries again; %s", what, exc, held)
             else:
                 logger.error("Redis failed (%s: %s): the worker goes on and tries again", what, exc)
         elif now - self._reminded >= REMINDER_SECONDS:
@@ -219,6 +222,14 @@ class RedisOutage:
         if isinstance(exc, NoPermissionError):
             return "command", refused_command(exc)
         return script_refusal(server_of(self.crawler))
+
+    def _why_unanswered(self, exc: redis.TimeoutError) -> str | None:
+        """Why Redis answered nothing for the socket timeout (:func:`unanswered`, on a new connection of
+        the worker's client); None when that cannot say."""
+        try:
+            return unanswered(server_of(self.crawler), exc)
+        except redis.RedisError:
+            return None
 
     def _why_refused(self) -> str:
         """What Redis's refusal means and what to do, naming its data file (``writes_refused``): ``; `` and
