@@ -282,6 +282,26 @@ def test_a_server_given_a_password_with_no_pid_file_that_another_user_started_is
         assert _call(server.url, "get", b"from-child") == b"yes", "SIGTERM flushed the append-only file"
 
 
+def test_a_process_attaching_to_a_server_paused_for_every_client_is_told_it_runs_paused_or_busy(
+    data_dir: Path,
+) -> None:
+    """A server paused for every client (CLIENT PAUSE ALL) longer than the start timeout takes connections
+    and answers nothing: a process attaching meanwhile said only "did not answer PING within N s (last
+    seen: a server that accepts connections but does not answer PING)" and Redis's log, which says nothing
+    of a pause. It says that the server's process runs, and what holds it."""
+    with EmbeddedRedis(data_dir, watch_seconds=0) as server:
+        url = server.ensure()
+        pid = server.pid
+        with redis.Redis.from_url(url) as pauser:  # no socket timeout: it waits out the pause
+            # Longer than two probes of 2 s (the attach's and the wait's) and the start timeout.
+            pauser.client_pause(6000, all=True)
+            with pytest.raises(RedisUnavailableError) as silent:
+                EmbeddedRedis(data_dir, watch_seconds=0, start_timeout=0.5).ensure()
+            assert pauser.ping()
+    said = str(silent.value)
+    assert f"its process {pid} runs but answers nothing: it is paused for every client (CLIENT PAUSE" in said
+
+
 def test_ensure_twice_keeps_one_server(data_dir: Path) -> None:
     with EmbeddedRedis(data_dir) as server:
         pid = server.pid

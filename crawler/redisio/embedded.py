@@ -955,6 +955,15 @@ class EmbeddedRedis:
                         f" which holds every command and crawl of {self.directory}; resume it with"
                         f" `kill -CONT {stopped}`"
                     )
+                running = self._live_server_pid() if state is _State.SILENT and not self.owner else None
+                if running is not None:
+                    raise RedisUnavailableError(
+                        f"the embedded Redis at {self.socket_path} did not answer PING within"
+                        f" {self.start_timeout:g} s: its process {running} runs but answers nothing: it is"
+                        " paused for every client (CLIENT PAUSE, which Redis's log does not say; it answers"
+                        " again once the pause's timeout ends it) or busy with one long command (SLOWLOG GET"
+                        " names it afterwards); run this command again once it answers"
+                    )
                 tail = self._log_tail()
                 if self.owner:
                     self._kill()
