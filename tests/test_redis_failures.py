@@ -1436,6 +1436,43 @@ def test_a_forget_cut_short_by_redis_killed_names_what_is_left_set_aside_and_for
             assert int(client.hget(keys.pending, "news") or 0) == 0
 
 
+def test_a_command_whose_redis_is_paused_longer_than_the_socket_timeout_is_not_told_redis_went_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command under way whose Redis is paused (CLIENT PAUSE) past the client's socket timeout said
+    "Redis went away while the command ran (Timeout reading from socket)": Redis runs and holds it."""
+    from crawler.cli import main
+    from crawler.deadletters import requeue
+    from crawler.redisio import connection
+
+    monkeypatch.setitem(connection._CLIENT_OPTIONS, "socket_timeout", 0.5)
+    keys = Keys("crawler")
+    with EmbeddedRedis(tmp_path / "data", watch_seconds=0) as redis_server:
+        url = redis_server.ensure()
+        with redis.Redis.from_url(url) as pauser:  # no socket timeout: it waits out the pause
+            member = json.dumps({"url": "http://news.test/a/1", "meta": {"site": "news"}})
+            pauser.hset(keys.dead, member, json.dumps({"reason": "HTTP 503", "kind": "http", "at": 1.0}))
+            monkeypatch.setenv("REDIS_URL", url)
+
+            def pausing_redis(*args: Any) -> Any:
+                pauser.client_pause(2000, all=True)
+                return requeue(*args)
+
+            monkeypatch.setattr("crawler.cli.dead.requeue", pausing_redis)
+            code = main(["dead", "requeue", "--all"])
+            said = capsys.readouterr().err
+            assert pauser.ping()
+        assert code == 1, said
+        assert "Traceback" not in said and len(said.splitlines()) == 1, said
+        assert (
+            "Redis took a command and answered nothing for 0.5 s while the command ran (Timeout reading from"
+            " socket): it is paused (CLIENT PAUSE), stopped (SIGSTOP) or busy with one long command" in said
+        ), said
+        monkeypatch.setattr("crawler.cli.dead.requeue", requeue)
+        assert main(["dead", "requeue", "--all"]) == 0
+        assert "requeued 1 dead letter" in capsys.readouterr().out
+
+
 def test_a_dead_requeue_cut_short_by_redis_killed_says_so_in_one_line_and_run_again_requeues_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

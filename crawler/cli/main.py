@@ -13,8 +13,9 @@ Every error a user can cause ends as one line on stderr and an exit code, never 
 * 2: usage or input error (bad arguments; a file that is missing, unreadable, empty, binary or too large;
   a URL that is malformed or not http/https), or stdout that cannot be written (a full disk, a file past
   ``ulimit -f``): the output is cut short;
-* 1 too: Redis went away while a command ran (one line: run it again once Redis answers), or refused its
-  user a command or a key (ACL: one line naming it, the user and the fix);
+* 1 too: Redis went away while a command ran, or held it past the socket timeout (one line: run it again
+  once Redis answers), or refused its user a command or a key (ACL: one line naming it, the user and the
+  fix);
 * 3: ``status --check`` could not read the status (Redis unreachable, or refusing its reads);
 * 130: interrupted (Ctrl-C);
 * 143: terminated (SIGTERM), after the same clean stop as Ctrl-C.
@@ -111,12 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         tell("error", str(exc))
         return exc.exit_code
     except _redis_gone() as exc:
-        # Redis answered as the command began (its connection is checked then) and went away meanwhile.
-        tell(
-            "error",
-            f"Redis went away while the command ran ({exc}): what it wrote before stands, each change whole;"
-            " run it again once Redis answers",
-        )
+        # Redis answered as the command began (its connection is checked then) and went away meanwhile, or
+        # held a command past the socket timeout. Imported here: the commands that use no Redis do not load
+        # it.
+        from crawler.redisio.connection import lost_while  # noqa: PLC0415
+
+        said = lost_while("the command ran", exc)
+        kept = "what it wrote before stands, each change whole; run it again once Redis answers"
+        tell("error", f"{said}: {kept}")
         return EXIT_FETCH
     except _redis_refused() as exc:
         refused = _denial(exc)

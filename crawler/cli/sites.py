@@ -22,7 +22,7 @@ from crawler.config import Config
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.clock import shared_now
-from crawler.redisio.connection import RedisUnavailableError, connect, decoded
+from crawler.redisio.connection import RedisUnavailableError, connect, decoded, lost_while
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, Rule, RuleErrors, load_rule, rule_file
 from crawler.schedule.grabs import when
@@ -145,7 +145,7 @@ def run_forget(args: argparse.Namespace) -> int:
                 dropped.append("politeness")
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise RedisUnavailableError(
-                f"Redis went away while {site} was forgotten ({exc}): the requests not yet taken out of"
+                f"{lost_while(f'{site} was forgotten', exc)}: the requests not yet taken out of"
                 f" its queue stay there or wait set aside in {config.keys.taking(site)} (no worker takes"
                 f" those; they stay counted pending), and its grab state may be left; once Redis answers"
                 f" again, `{suggest(f'sites forget {site} --yes')}` takes them out and drops it"

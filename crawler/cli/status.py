@@ -28,7 +28,7 @@ from crawler.commandline import counted, did_you_mean, span
 from crawler.config import Config
 from crawler.errors import InputError
 from crawler.redisio.clock import redis_clock
-from crawler.redisio.connection import RedisUnavailableError, connect, denial, denied
+from crawler.redisio.connection import RedisUnavailableError, connect, denial, denied, lost_while
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
 from crawler.status import build_status, checked, needs_attention, site_in_redis, status_sites
@@ -85,7 +85,7 @@ def _run_status(args: argparse.Namespace) -> int:
             ) from None
         except redis.RedisError as exc:
             raise RedisUnavailableError(
-                f"Redis went away while the status was read ({exc}); run the status again once Redis runs"
+                f"{lost_while('the status was read', exc)}; run the status again once Redis answers"
             ) from None
         report["redis"]["embedded"] = None if embedded is None else _embedded(embedded, config.data_dir)
     if args.check:

@@ -18,7 +18,7 @@ import inspect
 import logging
 import re
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 from weakref import WeakKeyDictionary
 
@@ -42,6 +42,7 @@ __all__ = [
     "denied",
     "evicts",
     "hash_of",
+    "lost_while",
     "may_run",
     "refused_command",
     "resolve_redis_url",
@@ -645,6 +646,18 @@ def _ping_failure(client: redis.Redis) -> tuple[str, bool] | None:
     except redis.ResponseError:
         return None  # it answers, with an error: see writes_refused
     return None
+
+
+def lost_while(what: str, exc: BaseException) -> str:
+    """How Redis failed a command while ``what`` went on (``exc``: a connection error): gone, or, a reply
+    that did not come within the socket timeout, holding the command (it still runs)."""
+    if isinstance(exc, redis.TimeoutError) and str(exc).startswith("Timeout reading"):
+        waited = float(cast("float", _CLIENT_OPTIONS["socket_timeout"]))
+        return (
+            f"Redis took a command and answered nothing for {waited:g} s while {what} ({exc}): it is paused"
+            " (CLIENT PAUSE), stopped (SIGSTOP) or busy with one long command, not gone"
+        )
+    return f"Redis went away while {what} ({exc})"
 
 
 def decoded(value: bytes | str) -> str:
