@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import re
@@ -1283,12 +1284,88 @@ def test_a_weeks_file_deleted_while_a_write_is_committed_into_it_is_no_stored_wr
         assert [d["url"] for d in store.iter_articles()] == ["http://news.test/second"]
 
 
+def test_a_weeks_file_emptied_between_two_writes_is_made_anew_said_once_and_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file cut to 0 bytes in place while the store has it open, its pages all in it (checkpointed): the
+    next write failed as on a damaged file ("file is not a database", restore it), whose articles are
+    dead-lettered, though the file is only to be made anew, as the store makes one it opens emptied."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+        other = sqlite3.connect(path)
+        other.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages in the file, not in its -wal
+        other.close()
+        os.truncate(path, 0)
+        caplog.set_level(logging.WARNING, logger="crawler.store.sqlite")
+        assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+        assert store.upsert(article("http://news.test/third", "2026-11-20T12:00:00Z")).outcome == "new"
+        assert store.weeks_made_anew() == 1
+    assert len(caplog.records) == 1
+    assert (
+        caplog.records[0]
+        .getMessage()
+        .startswith(f"the article store {path} was emptied (0 bytes) while this process had it open")
+    )
+    with SqliteStore(tmp_path) as store:
+        assert sorted(d["url"] for d in store.iter_articles()) == [
+            "http://news.test/second",
+            "http://news.test/third",
+        ]
+
+
+@pytest.mark.parametrize("checkpointed", [True, False])
+def test_a_weeks_file_emptied_while_a_write_is_committed_into_it_is_no_stored_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, checkpointed: bool
+) -> None:
+    """A file cut to 0 bytes in place between the store's look at it and the commit: the write went into
+    the -wal of an emptied file, SQLite reading zeros for every page not in it (found "malformed", and so a
+    damaged week whose articles are dead-lettered, or not, and then acknowledged). It fails as one to try
+    again, so that its request is not acknowledged; the next write makes the file anew and stores it."""
+    with SqliteStore(tmp_path) as store:
+        store.upsert_many(
+            [
+                article(f"http://news.test/before-{n}", "2026-11-20T09:00:00Z", body=f"Story {n}. " * 200)
+                for n in range(40)
+            ]
+        )
+        if checkpointed:  # every page in the file, none in the -wal: SQLite reads them as zeros, "malformed"
+            other = sqlite3.connect(store.path("2026w47"))
+            other.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            other.close()
+        path = store.path("2026w47")
+        write_one = SqliteStore._write_one
+
+        def emptying(self: SqliteStore, *args: Any) -> Written:
+            os.truncate(path, 0)
+            return write_one(self, *args)
+
+        monkeypatch.setattr(SqliteStore, "_write_one", emptying)
+        caplog.set_level(logging.WARNING, logger="crawler.store.sqlite")
+        with pytest.raises(StoreError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+        assert str(raised.value).startswith(
+            f"cannot write 1 article (first http://news.test/second) to {path}: the file was emptied (0"
+            " bytes) as it was written, so what was written is in no sound file; it is to be written again,"
+            " into the file made anew at that path"
+        ), raised.value
+        assert not lasting_failure(raised.value)
+        monkeypatch.setattr(SqliteStore, "_write_one", write_one)
+        assert store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z")).outcome == "new"
+        assert store.weeks_made_anew() == 1
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+        f"the article store {path} was emptied (0 bytes) while this process had it open (a copy or restore"
+        " onto it that failed, a redirection `>` onto it)"
+    ]
+    with SqliteStore(tmp_path) as store:
+        assert [d["url"] for d in store.iter_articles()] == ["http://news.test/second"]
+
+
 @pytest.mark.parametrize(
     ("damaged", "how", "error"),
     [
         ("2026w47", "header", "file is not a database"),
         ("2026w47", "page", "database disk image is malformed"),
-        ("2026w47", "truncated", "file is not a database"),
         ("2026w46", "header", "file is not a database"),
         ("2026w46", "page", "database disk image is malformed"),
     ],
@@ -1296,10 +1373,11 @@ def test_a_weeks_file_deleted_while_a_write_is_committed_into_it_is_no_stored_wr
 def test_a_week_damaged_under_a_writing_store_is_named_with_what_to_do(
     tmp_path: Path, damaged: str, how: str, error: str
 ) -> None:
-    """A week's file damaged while a worker has it open (overwritten or cut short by another program, a
-    failing disk): this week's, which it writes, or last week's, which it reads for the URL look-up and
-    the duplicate window. The write failed with SQLite's words alone ('cannot write ... : file is not a
-    database'), where the same file damaged before the worker opened it is named with what to do."""
+    """A week's file damaged while a worker has it open (overwritten by another program, a failing disk; one
+    cut to 0 bytes is made anew: test_a_weeks_file_emptied_between_two_writes_...): this week's, which it
+    writes, or last week's, which it reads for the URL look-up and the duplicate window. The write failed
+    with SQLite's words alone ('cannot write ... : file is not a database'), where the same file damaged
+    before the worker opened it is named with what to do."""
     with SqliteStore(tmp_path) as store:
         store.upsert(article("http://news.test/last-week", "2026-11-13T10:00:00Z"))
         store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
@@ -1308,11 +1386,8 @@ def test_a_week_damaged_under_a_writing_store_is_named_with_what_to_do(
         other.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages in the file, not in its -wal
         other.close()
         with path.open("r+b") as file:
-            if how == "truncated":
-                file.truncate(0)
-            else:
-                file.seek(0 if how == "header" else 2 * 4096)
-                file.write(b"damaged!" * 512)
+            file.seek(0 if how == "header" else 2 * 4096)
+            file.write(b"damaged!" * 512)
         with pytest.raises(StoreError) as raised:
             store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
     assert str(raised.value).endswith(

@@ -1174,3 +1174,94 @@ def test_a_worker_whose_articles_are_each_refused_for_their_own_sake_leases_on_a
     (status,) = json.loads(shown.stdout)["sites"]
     assert status["errors_24h"] == pages, status
     assert not any("the store cannot write" in problem for problem in status["attention"]), status
+
+
+# A worker of a job of the site's rule (its data folder the environment's), 4 articles a batch, printing the
+# worker's count of the weeks' files its store made anew as it ends.
+WORKER_OF_A_JOB = """
+import json
+import sys
+
+from crawler.config import crawl_settings
+from crawler.keys import Keys
+from crawler.redisio.connection import connect
+from crawler.requests import enqueue_job
+from crawler.rules.load import load_rules
+from crawler.worker.process import run_worker
+
+if __name__ == "__main__":  # not in the text processes, which run this file again as they start
+    redis_url, rules = sys.argv[1:]
+    settings = crawl_settings(
+        {"REDIS_URL": redis_url, "CRAWLER_RULES_DIR": rules, "STORE_BATCH_SIZE": 4, "DOWNLOAD_TIMEOUT": 60}
+    )
+    keys = Keys(settings["REDIS_KEY_PREFIX"])
+    job = enqueue_job(connect(redis_url), keys, load_rules(rules).rules.values())
+    stats = run_worker(settings, job=job)
+    print(json.dumps({"store/week_made_anew": stats.get("store/week_made_anew", 0)}))
+"""
+
+
+@pytest.mark.usefixtures("redis_client")  # an empty Redis
+def test_a_weeks_file_emptied_as_a_worker_writes_it_is_said_once_counted_and_made_anew_with_what_follows(
+    site: Site, redis_server: str
+) -> None:
+    """This week's file cut to 0 bytes in place (`> articles_2026w47.sqlite`, a restore onto it that failed)
+    while a worker has it open: the worker wrote on into its -wal, said nothing, and its last connection's
+    checkpoint copied the -wal into the empty file: the pages written since the file's last checkpoint,
+    zeros for all the others, a file "malformed" to every reader, the articles stored after the emptying
+    in it. Now the worker's next write finds the file emptied (its size, at the first look-up of the week in
+    a batch), says so once, counts it (store/week_made_anew) and makes it anew: the articles stored after
+    the emptying are read back; what the file held before is lost, as said."""
+    path = site.data / "articles" / f"articles_{week_of(datetime.now(UTC))}.sqlite"
+    with open_store({"CRAWLER_DATA_DIR": str(site.data)}) as store:
+        store.upsert_many(
+            [
+                make_document(
+                    {
+                        "url": f"http://kept.test/before-{n}",
+                        "site": "kept",
+                        "title": f"Kept {n}",
+                        "body": f"Story {n} stored before the week's file was emptied. " * 40,
+                        "fetched_at": datetime.now(UTC).isoformat(),
+                    }
+                )
+                for n in range(60)
+            ]
+        )
+    base = unique("emptied")
+    first = [f"/a/{base}-{n}" for n in range(8)]
+    # Asked first, each answered after 5 s: stored after the file was emptied.
+    after = [f"/held/{base}-after-{n}?seconds=5" for n in range(8)]
+    site.rule(*first, *after)
+    script = site.root / "worker_of_a_job.py"
+    script.write_text(WORKER_OF_A_JOB, encoding="utf-8")
+    worker = subprocess.Popen(
+        [sys.executable, str(script), redis_server, str(site.rules)],
+        env=site.env(),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: set(first) <= site.stored().keys(), "the first articles to be stored")
+        assert not set(after) & site.stored().keys(), "an article meant for after the emptying came before"
+        os.truncate(path, 0)
+        out, err = worker.communicate(timeout=COMMAND_TIMEOUT)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()
+    assert worker.returncode == 0, err[-4000:]
+    assert json.loads(out.splitlines()[-1]) == {"store/week_made_anew": 1}, err[-4000:]
+    said = [line for line in err.splitlines() if str(path) in line]
+    assert len(said) == 1, err[-4000:]
+    assert (
+        f"the article store {path} was emptied (0 bytes) while this process had it open (a copy or restore"
+        " onto it that failed, a redirection `>` onto it): what it held is lost, with the articles its -wal"
+        " held; it is made anew, this week's articles stored in it from now on (those written as it was"
+        " emptied are written again), the earlier ones gone from it: restore them from a backup of the file"
+        " (docs/operations.md, 'Backing up a week'), every crawler on the folder stopped first"
+    ) in said[0], said[0]
+    assert sorted(site.stored()) == sorted(after)
+    assert site.dead() == []

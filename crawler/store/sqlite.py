@@ -167,6 +167,14 @@ _UNREADABLE_CODES = frozenset({sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN})
 _SHM_CODES = frozenset(
     {sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMMAP}
 )
+# What became of a week's file an open connection was opened on (SqliteStore._became).
+_MOVED = "moved"
+_EMPTIED = "emptied"
+# Why a write into a file emptied as it was written is not acknowledged.
+_EMPTIED_AS_WRITTEN = (
+    "the file was emptied (0 bytes) as it was written, so what was written is in no sound file; it is to be"
+    " written again, into the file made anew at that path"
+)
 # Why a week's file is locked as it is opened: its schema is made, or upgraded from an older crawler's.
 _SCHEMA_NEEDS_LOCK = ", which setting up the file's schema (upgrading an older crawler's file) needs"
 _ADD_REPOST = (
@@ -318,7 +326,9 @@ class SqliteStore(Store):
         """One write transaction on the week's ``connection`` (``BEGIN IMMEDIATE`` ... ``COMMIT``): a
         SQLite error is a StoreError saying it could not ``what`` the week's file, with the disk's and the
         lock's hints (a :class:`LockedWeekError` naming the lock's holder); so is a commit into a file
-        moved or deleted meanwhile (:meth:`_forget`); any failure rolls it back. A week found damaged
+        moved or deleted meanwhile (:meth:`_forget`), or emptied (:meth:`_let_go_emptied`: then a SQLite
+        error too, which pages read as zeros from the empty file give, is no damage but a write to try
+        again); any failure rolls it back. A week found damaged
         (:attr:`_damaged`) is written no more: a write that touched none of its damaged pages would
         succeed, and SQLite's automatic checkpoint (at 1000 pages of -wal) would then copy the -wal beside
         it, which the damage's error says to move out with it, into it."""
@@ -332,14 +342,20 @@ class SqliteStore(Store):
             connection.execute("BEGIN IMMEDIATE")
             yield
             connection.execute("COMMIT")
-            if self._file_of(self.path(week)) != self._files[week]:
+            became = self._became(week)
+            if became == _MOVED:
                 raise StoreError(
                     f"cannot {what} {self.path(week)}: the file was moved or deleted as it was written, so"
                     " what was written is in no file a reader sees; it is to be written again, into the"
                     " file at that path"
                 )
+            if became == _EMPTIED:
+                raise StoreError(f"cannot {what} {self.path(week)}: {_EMPTIED_AS_WRITTEN}")
         except sqlite3.Error as exc:
             path = self.path(week)
+            if self._became(week) == _EMPTIED:
+                # Not the damage SQLite finds in pages read from the emptied file: not dead-lettered for it.
+                raise StoreError(f"cannot {what} {path}: {_EMPTIED_AS_WRITTEN} ({exc})") from None
             damaged = _damaged_hint(exc, path)
             message = f"cannot {what} {path}: {exc}{_disk_hint(exc, self.directory)}"
             if _busy(exc):
@@ -812,8 +828,12 @@ class SqliteStore(Store):
 
     def _unread(self, week: str, exc: sqlite3.Error) -> StoreError:
         """The error of a read of the week's file that failed on ``exc``, with what to do when the file is
-        damaged or unreadable, or has no room for its ``-shm`` (:func:`_read_error`)."""
-        error = _read_error(f"cannot read the article store {self.path(week)}", exc, self.path(week))
+        damaged or unreadable, or has no room for its ``-shm`` (:func:`_read_error`); for a file emptied
+        while open, one to try again, as a write's (:meth:`_immediate`)."""
+        what = f"cannot read the article store {self.path(week)}"
+        if self._became(week) == _EMPTIED:
+            return StoreError(f"{what}: {_EMPTIED_AS_WRITTEN} ({exc})")
+        error = _read_error(what, exc, self.path(week))
         if isinstance(error, DamagedWeekError):
             self._damaged[week] = error
         return error
@@ -864,17 +884,23 @@ class SqliteStore(Store):
         self._check_open()
         connection = self._connections.get(week)
         path = self.path(week)
+        emptied_open = False
         if connection is not None:
-            if self._file_of(path) == self._files[week]:
+            became = self._became(week)
+            if became is None:
                 _check_shm_writable(path, self.directory)
                 return connection
-            self._forget(week, connection)
+            if became == _EMPTIED:
+                self._let_go_emptied(week, connection)
+                emptied_open = True
+            else:
+                self._forget(week, connection)
         exists = path.exists()
         if not create and not exists:
             return None
         if exists and self.skip_damaged:
-            _check_not_emptied(path)
-        emptied = exists and not self.skip_damaged and _emptied(path)
+            _check_not_emptied(path, at_once=emptied_open)
+        emptied = exists and not self.skip_damaged and not emptied_open and _emptied(path)
         in_place = exists and _read_in_place(path)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -954,13 +980,51 @@ class SqliteStore(Store):
         path = self.path(week)
         if not path.exists() and week not in self._damaged and not _shm_frozen(path):
             _checkpoint_moved(connection, path)
+        self._drop(week)
+        connection.close()
+
+    def _let_go_emptied(self, week: str, connection: sqlite3.Connection) -> None:
+        """Close the week's ``connection``, whose file was emptied (cut to 0 bytes in place, the same file)
+        since it was opened, said once and counted among the weeks made anew: the file is made anew at the
+        next write (:meth:`_open_file`). Closed as usual, SQLite would checkpoint the ``-wal`` into the
+        empty file, the pages written since the last checkpoint with zeros for all the others: a file found
+        "malformed" by every reader, the articles written since the emptying in it
+        (:func:`_close_leaving_wal` keeps it from that, and drops the -wal)."""
+        path = self.path(week)
+        self._made_anew += 1
+        logger.warning(
+            "the article store %s was emptied (0 bytes) while this process had it open (a copy or restore"
+            " onto it that failed, a redirection `>` onto it): what it held is lost, with the articles its"
+            " -wal held; it is made anew, this week's articles stored in it from now on (those written as it"
+            " was emptied are written again), the earlier ones gone from it: restore them from a backup of"
+            " the file (docs/operations.md, 'Backing up a week'), every crawler on the folder stopped first",
+            path,
+        )
+        self._drop(week)
+        _close_leaving_wal(connection, path, self.busy_timeout, emptied=True)
+
+    def _drop(self, week: str) -> None:
+        """Forget all this store knows of the week's file, whose connection is being closed."""
         del self._connections[week], self._files[week]
         if self._batch_files is not None:
             self._batch_files.pop(week, None)
         self._counts.pop(week, None)
         self._damaged.pop(week, None)
         self._not_utf8.discard(week)
-        connection.close()
+
+    def _became(self, week: str) -> str | None:
+        """What became of the file the week's open connection was opened on: None when it is at its path as
+        it was; ``_MOVED`` when moved, deleted or replaced; ``_EMPTIED`` when cut to 0 bytes in place (a
+        file the store opened holds its header page at least). One ``stat``, as :meth:`_file_of`."""
+        if week not in self._connections:
+            return None
+        try:
+            found = self.path(week).stat()
+        except FileNotFoundError:
+            return _MOVED
+        if (found.st_dev, found.st_ino) != self._files[week]:
+            return _MOVED
+        return None if found.st_size else _EMPTIED
 
     @staticmethod
     def _file_of(path: Path) -> tuple[int, int] | None:
@@ -1178,10 +1242,11 @@ def _remove_unmade(path: Path) -> None:
         logger.debug("could not remove the empty article store %s it failed to make: %s", path, exc)
 
 
-def _check_not_emptied(path: Path) -> None:
-    """A DamagedWeekError when the week's file ``path`` was emptied (:func:`_emptied`). SQLite would read
-    it as an empty week, and the store's opening would write the tables into it, hiding the loss."""
-    if not _emptied(path):
+def _check_not_emptied(path: Path, *, at_once: bool = False) -> None:
+    """A DamagedWeekError when the week's file ``path`` was emptied (:func:`_emptied`; ``at_once``: found
+    emptied while open, whatever its age). SQLite would read it as an empty week, and the store's opening
+    would write the tables into it, hiding the loss."""
+    if not (at_once or _emptied(path)):
         return
     raise DamagedWeekError(
         f"cannot open the article store {path}: the file is empty (0 bytes), where the crawler makes a"
@@ -1242,7 +1307,9 @@ def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> None:
         )
 
 
-def _close_leaving_wal(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+def _close_leaving_wal(
+    connection: sqlite3.Connection, path: Path, busy_timeout: float, *, emptied: bool = False
+) -> None:
     """Close ``connection`` to the damaged week's file ``path`` without applying the writes of the
     ``-wal`` file beside it to that file: the -wal stays, as the error's hint says, to be moved out with it.
     SQLite checkpoints a file, and deletes its -wal, as the file's last connection closes, under the file's
@@ -1251,7 +1318,10 @@ def _close_leaving_wal(connection: sqlite3.Connection, path: Path, busy_timeout:
     turn. Its read waits for another process's lock (a recovery of the -wal, a connection in exclusive
     locking mode) up to the store's ``busy_timeout``, as the store's other connections do, then closes
     ``connection`` without it. A file that cannot be opened again read-only (moved away, made unreadable)
-    is closed as usual."""
+    is closed as usual. A file ``emptied`` (0 bytes): the read-only connection, finding it so, deletes its
+    -wal (as SQLite does for a database of no pages, so that the file made anew does not take the -wal's
+    pages for its own) and is no WAL connection, so it keeps the shared lock only in exclusive locking
+    mode."""
     try:
         holder = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=busy_timeout)
     except sqlite3.Error:
@@ -1261,6 +1331,8 @@ def _close_leaving_wal(connection: sqlite3.Connection, path: Path, busy_timeout:
         # Any read opens the -wal and takes the shared lock, which SQLite keeps in WAL mode even when the
         # read fails on the damaged file.
         with suppress(sqlite3.Error):
+            if emptied:
+                holder.execute("PRAGMA locking_mode = EXCLUSIVE")
             holder.execute("PRAGMA user_version").fetchone()
         connection.close()
     finally:
