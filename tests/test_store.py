@@ -1468,6 +1468,66 @@ def test_a_new_week_in_a_folder_that_cannot_be_written_says_to_make_the_folder_w
     assert list(folder.iterdir()) == []
 
 
+# A worker's store that stores 20 articles into the file (checkpointed), 20 into its -wal, has the -wal
+# deleted (between two writes, or as one is written), stores 40 more, and is killed before it closes.
+_WAL_DELETED_CHILD = """
+import os, sys
+from pathlib import Path
+from test_store_contract import article
+from crawler.store import SqliteStore
+
+def batch(start):
+    return [article(f"http://news.test/{n}", "2026-11-20T10:00:00Z", body=f"Story {n}. " * 100)
+            for n in range(start, start + 20)]
+
+store = SqliteStore(sys.argv[1])
+store.upsert_many(batch(0))
+store.flush()
+store.upsert_many(batch(20))
+wal = Path(f"{store.path('2026w47')}-wal")
+write_one = SqliteStore._write_one
+if sys.argv[2] == "between":
+    wal.unlink()
+else:
+    def deleting(self, *args):
+        wal.unlink(missing_ok=True)
+        return write_one(self, *args)
+    SqliteStore._write_one = deleting
+store.upsert_many(batch(40))
+SqliteStore._write_one = write_one
+store.upsert_many(batch(60))
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("when", ["between", "during"])
+def test_a_weeks_wal_deleted_under_a_writing_store_loses_no_article_and_is_said_once(
+    tmp_path: Path, when: str
+) -> None:
+    """A week's -wal deleted while a worker writes the week (a clean-up of the folder): SQLite wrote on into
+    the -wal it held open, deleted, so that readers failed on the week ("disk I/O error ... restore it from
+    a backup") and a worker killed before it closed the week lost every article since the file's last
+    checkpoint (60 of 80 here). The store now copies that -wal into the file as it finds it gone (at the
+    first look-up of a write, and after a commit), says so once and opens the week again."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WAL_DELETED_CHILD, str(tmp_path), when],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with SqliteStore(tmp_path) as store:
+        assert store.count() == 80
+    path = tmp_path / "articles" / "articles_2026w47.sqlite"
+    assert done.stderr.splitlines() == [
+        f"the -wal file of the article store {path} was deleted while this process had the week open (a"
+        " clean-up of the folder, a backup tool): the articles written into it were copied into the file, and"
+        " the week is opened again with a -wal of its own; never delete a week's -wal or -shm file while a"
+        " crawler runs (docs/storage.md)"
+    ], done.stderr[-2000:]
+
+
 _FROZEN_SHM_CHILD = """
 import subprocess, sys
 from test_store_contract import article

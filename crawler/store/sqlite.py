@@ -170,6 +170,7 @@ _SHM_CODES = frozenset(
 # What became of a week's file an open connection was opened on (SqliteStore._became).
 _MOVED = "moved"
 _EMPTIED = "emptied"
+_WAL_GONE = "wal gone"
 # Why a write into a file emptied as it was written is not acknowledged.
 _EMPTIED_AS_WRITTEN = (
     "the file was emptied (0 bytes) as it was written, so what was written is in no sound file; it is to be"
@@ -225,6 +226,10 @@ class SqliteStore(Store):
         self._connections: dict[str, sqlite3.Connection] = {}
         # The file (device, inode) each connection opened: one moved or deleted since is written no more.
         self._files: dict[str, tuple[int, int] | None] = {}
+        # The -wal file (device, inode) beside each connection's file as it was opened (None: read in place,
+        # without one): one deleted since leaves the articles committed into it in no file but the one
+        # this process holds open (_save_wal).
+        self._wals: dict[str, tuple[int, int] | None] = {}
         # The weeks whose open file was found damaged, with the error that found it: nothing more is
         # written into them, and their -wal files are never checkpointed into them.
         self._damaged: dict[str, StoreError] = {}
@@ -351,6 +356,8 @@ class SqliteStore(Store):
                 )
             if became == _EMPTIED:
                 raise StoreError(f"cannot {what} {self.path(week)}: {_EMPTIED_AS_WRITTEN}")
+            if became == _WAL_GONE:
+                self._checkpoint_wal_gone(week, connection, what)
         except sqlite3.Error as exc:
             path = self.path(week)
             if self._became(week) == _EMPTIED:
@@ -893,6 +900,8 @@ class SqliteStore(Store):
             if became == _EMPTIED:
                 self._let_go_emptied(week, connection)
                 emptied_open = True
+            elif became == _WAL_GONE:
+                self._save_wal(week, connection)
             else:
                 self._forget(week, connection)
         exists = path.exists()
@@ -957,6 +966,7 @@ class SqliteStore(Store):
             )
         self._connections[week] = connection
         self._files[week] = self._file_of(path)
+        self._wals[week] = None if in_place else self._file_of(_wal_of(path))
         return connection
 
     def _forget(self, week: str, connection: sqlite3.Connection) -> None:
@@ -1003,9 +1013,44 @@ class SqliteStore(Store):
         self._drop(week)
         _close_leaving_wal(connection, path, self.busy_timeout, emptied=True)
 
+    def _checkpoint_wal_gone(self, week: str, connection: sqlite3.Connection, what: str) -> None:
+        """Copy the writes of the week's ``connection``'s ``-wal``, deleted (or replaced) since it was opened,
+        into the week's file (SQLite writes on into the -wal it holds open, which no other process, nor a
+        crash of this one, would read): a failure (another process reading the -wal meanwhile) is a
+        StoreError saying it could not ``what`` the file, the write to be tried again."""
+        try:
+            busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            failure = "another process was reading the week" if busy else ""
+        except sqlite3.Error as exc:
+            failure = str(exc)
+        if failure:
+            raise StoreError(
+                f"cannot {what} {self.path(week)}: its -wal file was deleted as it was written, and what"
+                " was written could not be copied from the -wal this process holds open into the file"
+                f" ({failure}): tried again at the next write"
+            )
+
+    def _save_wal(self, week: str, connection: sqlite3.Connection) -> None:
+        """Close the week's ``connection``, whose ``-wal`` file was deleted (or replaced) since it was opened,
+        its writes copied into the week's file first (:meth:`_checkpoint_wal_gone`, its failure raised: tried
+        again at the next look-up), said once: the file is opened again with a -wal at its path. Left so,
+        the articles committed since the file's last checkpoint would be in no file another process reads
+        (a reader of the week fails on it: "disk I/O error"), and lost if this process were killed before
+        it closed the week."""
+        self._checkpoint_wal_gone(week, connection, "copy the writes of its -wal into")
+        logger.warning(
+            "the -wal file of the article store %s was deleted while this process had the week open (a"
+            " clean-up of the folder, a backup tool): the articles written into it were copied into the file,"
+            " and the week is opened again with a -wal of its own; never delete a week's -wal or -shm file"
+            " while a crawler runs (docs/storage.md)",
+            self.path(week),
+        )
+        self._drop(week)
+        connection.close()
+
     def _drop(self, week: str) -> None:
         """Forget all this store knows of the week's file, whose connection is being closed."""
-        del self._connections[week], self._files[week]
+        del self._connections[week], self._files[week], self._wals[week]
         if self._batch_files is not None:
             self._batch_files.pop(week, None)
         self._counts.pop(week, None)
@@ -1015,16 +1060,21 @@ class SqliteStore(Store):
     def _became(self, week: str) -> str | None:
         """What became of the file the week's open connection was opened on: None when it is at its path as
         it was; ``_MOVED`` when moved, deleted or replaced; ``_EMPTIED`` when cut to 0 bytes in place (a
-        file the store opened holds its header page at least). One ``stat``, as :meth:`_file_of`."""
+        file the store opened holds its header page at least); ``_WAL_GONE`` when its ``-wal`` file was
+        deleted or replaced. Two ``stat`` calls (5 us each), as :meth:`_file_of`."""
         if week not in self._connections:
             return None
+        path = self.path(week)
         try:
-            found = self.path(week).stat()
+            found = path.stat()
         except FileNotFoundError:
             return _MOVED
         if (found.st_dev, found.st_ino) != self._files[week]:
             return _MOVED
-        return None if found.st_size else _EMPTIED
+        if not found.st_size:
+            return _EMPTIED
+        wal = self._wals[week]
+        return _WAL_GONE if wal is not None and self._file_of(_wal_of(path)) != wal else None
 
     @staticmethod
     def _file_of(path: Path) -> tuple[int, int] | None:
