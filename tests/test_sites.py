@@ -513,6 +513,27 @@ def test_pause_resume_and_status_of_a_site_whose_rule_file_is_elsewhere_alone_wo
         assert unknown.code == 2 and "demo-citynew" in unknown.stderr, unknown.stderr
 
 
+def test_dead_letters_of_a_removed_site_with_none_left_are_none_not_a_missing_rule(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """docs/rules.md, "To remove a site": delete its rule file; its requests end as dead letters, which
+    `crawler dead drop --site SITE` deletes. With none of the site (none yet, or dropped already), `dead
+    list`, `drop` and `requeue --site SITE` were refused (exit 2, "no rule for site ...: does not exist"),
+    the rule the user had just removed, while Redis held the site's crawling: they select none, as for a
+    site with a rule. A site neither the rules nor Redis know is still refused (a misspelt name)."""
+    grabbed(folder, redis_server)
+    (folder / "rules" / "demo-huaxia.yaml").unlink()
+    assert redis_client.exists(KEYS.grab("demo-huaxia"))
+    listed = crawler(folder, redis_server, "dead", "list", "--site", "demo-huaxia")
+    assert (listed.code, listed.stdout) == (0, "no dead letters of site demo-huaxia\n"), listed.stderr
+    dropped = crawler(folder, redis_server, "dead", "drop", "--site", "demo-huaxia")
+    assert (dropped.code, dropped.stdout) == (0, "dropped 0 dead letters\n"), dropped.stderr
+    requeued = crawler(folder, redis_server, "dead", "requeue", "--site", "demo-huaxia")
+    assert (requeued.code, requeued.stdout) == (0, "requeued 0 dead letters\n"), requeued.stderr
+    unknown = crawler(folder, redis_server, "dead", "drop", "--site", "demo-huaxi")
+    assert unknown.code == 2 and "no rule for site 'demo-huaxi'" in unknown.stderr, unknown.stderr
+
+
 def test_forget_of_a_site_whose_rule_file_is_elsewhere_alone_does_not_say_it_is_never_grabbed_again(
     folder: Path, redis_server: str, redis_client: redis.Redis
 ) -> None:

@@ -28,7 +28,7 @@ from crawler.errors import InputError
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue
 from crawler.rules import rule_file
-from crawler.status import no_worker, queue_size, workers_alive
+from crawler.status import no_worker, queue_size, site_in_redis, workers_alive
 
 __all__ = ["run_drop", "run_list", "run_requeue"]
 
@@ -86,10 +86,11 @@ def _select(queue: LeasedQueue, args: argparse.Namespace) -> Iterator[list[DeadL
 
 
 def _check_filters(queue: LeasedQueue, site: str | None, job: str | None) -> None:
-    """:class:`InputError` when ``site`` (one of no dead letter) has no rule either (naming the site meant),
-    or ``job`` (one of no dead letter) was never run: a misspelt name says so, rather than selecting nothing
-    (``dead requeue --site guardain`` requeued 0)."""
-    if site is not None:
+    """:class:`InputError` when ``site`` (one of no dead letter) has no rule and Redis holds nothing of it
+    either (naming the site meant), or ``job`` (one of no dead letter) was never run: a misspelt name says
+    so, rather than selecting nothing (``dead requeue --site guardain`` requeued 0). A site whose rule file
+    was removed (docs/rules.md, "To remove a site") selects none, as one with a rule does."""
+    if site is not None and not site_in_redis(queue.server, queue.keys, site):
         rule_file(Config.from_env().rules_dir, site)
     if job is not None and not queue.server.exists(queue.keys.job(job)):
         raise InputError(f"no job {job!r}: expected a job id of the job column of `{suggest('dead list')}`")
