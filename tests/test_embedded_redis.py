@@ -630,6 +630,25 @@ def test_a_reaper_that_cannot_look_says_so_once_and_shuts_the_server_down_once_i
     assert "shutting it down" in text, text
 
 
+def test_a_reaper_looking_after_its_server_is_gone_leaves_the_data_folder_moved_away_as_it_is(
+    data_dir: Path,
+) -> None:
+    """docs/operations.md, "Moving the data folder": stop every process, check with `crawler status`
+    (which starts the server and stops it again), `mv OLD NEW`. The reaper of the server `status` started
+    sleeps up to REAP_SECONDS between looks: its look after the move took the start lock, making
+    OLD/redis/redis.lock again, an empty OLD folder beside NEW (and `mv NEW OLD` back then moved NEW into
+    it). A look at a server gone since takes no lock and makes nothing."""
+    old, new = data_dir / "data", data_dir / "data2"
+    with EmbeddedRedis(old) as server:
+        pid = server.pid
+        assert pid is not None
+    assert _gone(pid), "the last user stopped its server as it left"
+    old.rename(new)
+    assert not EmbeddedRedis(old, watch_seconds=0).stop_if_unused(pid)
+    assert not old.exists(), sorted(str(path) for path in old.rglob("*"))
+    assert (new / "redis" / "appendonly.aof").exists()
+
+
 def test_a_reaper_whose_server_pid_now_runs_another_program_exits(data_dir: Path) -> None:
     """The server's pid was reused by another process (not a redis-server of this folder): the reaper's
     server is gone, and so is the reaper, at once."""

@@ -542,8 +542,12 @@ class EmbeddedRedis:
         """The reaper's look (:mod:`crawler.redisio.reaper`): under the start lock, shut the server
         ``server_pid`` down cleanly when none of its users' processes runs any more. A server that refuses
         writes (MISCONF: it could not write its append-only file) is kept running, as SHUTDOWN would lose
-        what it holds in memory; True when such a server was kept."""
-        with self._start_lock():
+        what it holds in memory; True when such a server was kept. A server gone since the last look
+        takes no lock: its folder may have been moved away meanwhile (docs/operations.md, "Moving the data
+        folder"), and taking the lock would make it again, empty, at the old place."""
+        if not self.runs_server(server_pid):
+            return False
+        with self._start_lock(make_folder=False):
             if not self.runs_server(server_pid) or self._live_users():
                 return False
             if self._probe() is _State.REFUSING:
@@ -732,9 +736,12 @@ class EmbeddedRedis:
     # --- starting --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _start_lock(self) -> Iterator[None]:
+    def _start_lock(self, *, make_folder: bool = True) -> Iterator[None]:
+        """The start lock, held meanwhile; ``make_folder``: the server's folder made when missing (the lock
+        file is made in it either way)."""
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if make_folder:
+                self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise self._unwritable(exc, self.lock_path) from exc
