@@ -805,7 +805,8 @@ def test_a_running_worker_takes_a_rule_added_after_it_started_and_loses_nothing_
     assert [letter["reason"] for letter in letters] == [
         f"no rule for site 'ghost' in {socket.gethostname()}:{setup.rules.resolve()}, the rules folder of the"
         f" worker that took it: add or fix its rule file there (`{command} rules check`), then"
-        f" `{command} dead requeue --site ghost`"
+        f" `{command} dead requeue --site ghost`; a site removed on purpose:"
+        f" `{command} dead drop --site ghost`"
     ], "the commands it suggests are run as the worker was, on its rules folder"
 
 
@@ -943,7 +944,8 @@ def test_the_requests_of_a_site_whose_rule_file_is_removed_are_said_once_not_in_
     assert removed < first < added < rest
     assert re.search(
         r"WARNING: Dead-lettered \S+ of site 'gone': no rule for site 'gone' in .*`[^`]*dead requeue --site"
-        r" gone`; the site's other requests this worker takes \(\d+ queued now\) are dead-lettered alike"
+        r" gone`; a site removed on purpose: `[^`]*dead drop --site gone`; the site's other requests this"
+        r" worker takes \(\d+ queued now\) are dead-lettered alike"
         r" until its rule is read again, said once a minute with a count$",
         lines[first],
     ), lines[first]

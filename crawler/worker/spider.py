@@ -1490,7 +1490,8 @@ class SitesSpider(RedisSpider):  # type: ignore[misc]  # scrapy-redis ships no t
         return (
             f"no rule for site {site!r} in {folder}, the rules folder of the worker that took it: add or"
             f" fix its rule file there (`{suggest('rules check')}`), then"
-            f" `{suggest(f'dead requeue --site {site}')}`"
+            f" `{suggest(f'dead requeue --site {site}')}`; a site removed on purpose:"
+            f" `{suggest(f'dead drop --site {site}')}`"
         )
 
     def _unruled_to_come(self, site: str, said: str, *, unreadable: bool) -> str:
