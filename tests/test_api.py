@@ -277,7 +277,9 @@ def test_an_api_whose_items_give_no_list_is_summed_up_as_such_not_as_no_json(sit
 
 
 def test_rules_try_on_an_api_page_whose_items_give_no_list_names_api_items_not_the_url(site: Site) -> None:
-    # The URL is right and answers the API's JSON: the key to mend is api.items, not api.url.
+    # The URL is right and answers the API's JSON: the key to mend is api.items, not api.url. It said the
+    # page's top-level keys alone ("data, paging"), where the same page saved and given as a file was told
+    # the JMESPath of its list of items: now both name it.
     _api_rule(site, "pages=1&per=2&full=1")
     rule = site.rules / "api.yaml"
     rule.write_text(rule.read_text(encoding="utf-8").replace("items: data.posts", "items: data.post"))
@@ -286,7 +288,7 @@ def test_rules_try_on_an_api_page_whose_items_give_no_list_names_api_items_not_t
     assert done.returncode == 1, done.stdout
     assert done.stderr.startswith(
         f"crawler rules try: error: {url} is the API's JSON, but `api.items` in {rule} gives no list of"
-        " items: mend `api.items` there (the page's top level has the keys data, paging); a crawl"
+        " items: mend `api.items` there (the JMESPath of the page's list of items: data.posts); a crawl"
         f' dead-letters it: {url}: api.items "data.post" gives nothing (null or no such key), not a list'
         " of items"
     ), done.stderr

@@ -516,10 +516,11 @@ def _show_listing(rule: Rule, page: Page, url: str, kind: ListingKind, key: str,
             assert rule.api is not None
             found = rule.api.read(page.data, url, rule.encoding)
     except ApiItemsError as exc:
+        lists = _item_lists(page.data, rule.encoding)
         raise NotAListingError(
             f"{url} is the API's JSON, but `api.items` in {rule.path} gives no list of items: mend"
-            f" `api.items` there ({_json_top_level(page.data, rule.encoding)}); a crawl dead-letters it:"
-            f" {exc}"
+            f" `api.items` there (the JMESPath of the page's list of items: {lists}); a crawl dead-letters"
+            f" it: {exc}"
         ) from None
     except (FeedError, SitemapError, ApiError) as exc:
         what, thing = _LISTINGS[kind]
