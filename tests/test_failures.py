@@ -1434,6 +1434,31 @@ def test_a_temp_crawl_says_what_its_worker_did_of_other_jobs_in_one_line_at_its_
     ), done.stdout
 
 
+def test_a_temp_crawl_counts_the_requests_of_a_removed_site_it_dead_lettered_among_those_it_handled(
+    site: Site,
+) -> None:
+    """A grab of another site queued, then its rule file removed (docs/rules.md, "To remove a site"): the
+    temp crawl's worker took its request and dead-lettered it (`no rule`) before counting it taken, and
+    its last line said "its worker also handled 0 requests of other jobs from the shared queue, 1 of them
+    dead-lettered"."""
+    other = "other"
+    (site.rules / f"{other}.yaml").parent.mkdir(parents=True, exist_ok=True)
+    (site.rules / f"{other}.yaml").write_text(
+        RULE.format(start=site.server.url("/a/removed")) + "schedule: {every: 1h}\n", encoding="utf-8"
+    )
+    scheduled = site.crawler("schedule", "--once")
+    assert scheduled.returncode == 0, scheduled.stderr
+    (site.rules / f"{other}.yaml").unlink()
+    # The slow page holds the temp crawl's job open while its worker takes the grab of the other site.
+    site.rule("/a/plain", "/slow?seconds=4")
+    done = site.temp()
+    assert [letter["site"] for letter in site.dead()] == [other]
+    assert done.stdout.splitlines()[-1] == (
+        "its worker also handled 1 request of other jobs from the shared queue (site other), 1 of them"
+        " dead-lettered: `crawler dead list` shows them"
+    ), done.stdout
+
+
 def test_a_temp_crawl_says_until_when_its_site_asked_to_wait_and_that_ctrl_c_keeps_its_job(
     site: Site,
 ) -> None:

@@ -584,16 +584,18 @@ class LeasedScheduler(Scheduler):  # type: ignore[misc]  # scrapy-redis ships no
                 self._call("return a request of another site", False, self.queue.release, [lease])
                 self.stats.inc_value("scheduler/returned_other_site")
                 return None
+            work = Work.of(request)
+            if helps(self.crawler, work.job):
+                # Before a set-aside: a request of a site with no rule here, dead-lettered or put back, was
+                # taken too (its dead letter is counted in others/dead).
+                self.stats.inc_value("others/taken")
+                self.stats.inc_value(f"others/site/{work.site}")
             set_aside = getattr(self.spider, "set_aside_unruled", None)
             if set_aside is not None and set_aside(request):
                 # What it takes it cannot keep: sites offered to it would wait for nothing.
                 self._kept_nothing_until = time.monotonic() + self.hungry_seconds
                 continue
             self.stats.inc_value("scheduler/dequeued/redis")
-            work = Work.of(request)
-            if helps(self.crawler, work.job):
-                self.stats.inc_value("others/taken")
-                self.stats.inc_value(f"others/site/{work.site}")
             return request
         return None
 
