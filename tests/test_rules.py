@@ -2025,8 +2025,14 @@ def test_a_rule_without_timezone_has_none(tmp_path: Path) -> None:
         ("../../etc/passwd", '"../../etc/passwd" is no time zone'),
         ("'+25:00'", '"+25:00" is no time zone'),
         ("'+08:75'", '"+08:75" is no time zone'),
-        # YAML reads +8:00 unquoted as a number of minutes (sexagesimal): 480.
-        ("+8:00", "wrong type: the number 480"),
+        # YAML reads +8:00 unquoted as a number of minutes (sexagesimal): 480. The error said "the number
+        # 480" alone, which the rule's author never wrote: it says what YAML read.
+        (
+            "+8:00",
+            "wrong type: the number 480, as YAML reads an unquoted 8:00 or +8:00 (a number in base 60):"
+            " quote it, '+08:00'",
+        ),
+        ("-5:30", "wrong type: the number -330, as YAML reads an unquoted -5:30 (a number in base 60)"),
         ("''", 'empty string ""'),
     ],
 )

@@ -392,7 +392,20 @@ def _timezone(top: Mapping[str, Any], check: Checker) -> tzinfo | None:
     after an error)."""
     if "timezone" not in top:
         return None
-    name = check.string(top["timezone"], "timezone", EXPECTED_ZONE)
+    value = top["timezone"]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 60:
+        # YAML 1.1 reads h:mm unquoted as a number in base 60: +8:00 is 480.
+        hours, minutes = divmod(abs(value), 60)
+        written = f"{hours}:{minutes:02d}"
+        unquoted = f"-{written}" if value < 0 else f"{written} or +{written}"
+        check.fail(
+            "timezone",
+            f"wrong type: the number {value}, as YAML reads an unquoted {unquoted} (a number in base 60):"
+            f" quote it, '{'-' if value < 0 else '+'}{hours:02d}:{minutes:02d}'",
+            EXPECTED_ZONE,
+        )
+        return None
+    name = check.string(value, "timezone", EXPECTED_ZONE)
     if name is None:
         return None
     zone = site_zone(name)
