@@ -46,7 +46,13 @@ def site_zone(name: str) -> tzinfo | None:
 
 def zone_hint(name: str) -> str:
     """What a message on ``name``, which names no zone, ends with: the closest zone name (``; did you mean
-    "Asia/Shanghai"?``, case aside), or, on a machine without a zone database, how to install one."""
+    "Asia/Shanghai"?``, case aside), or, on a machine without a zone database, how to install one; for
+    ``localtime`` (a zone of the database, the machine's own), why a rule cannot use it."""
+    if name.strip().casefold() == "localtime":
+        return (
+            " here: it names the zone of each machine that reads the rule, one another on each; give the zone"
+            " the site writes its times in"
+        )
     names = _zone_names()
     if not names:
         return (
