@@ -687,6 +687,26 @@ def test_the_documented_sqlite_restore_mends_a_week_whose_killed_writer_left_a_w
     connection.close()
 
 
+def test_the_documented_sqlite_backup_of_a_week_not_on_disk_fails_and_makes_no_week_file(
+    tmp_path: Path,
+) -> None:
+    """The backup line names the docs' week, 2026w47; run as written where that week has no file (another
+    week is this one, or a name mistyped), `sqlite3` made data/articles/articles_2026w47.sqlite, empty,
+    exited 0 with a backup of nothing, and `crawler articles` then reads that empty week as one to restore.
+    The line as documented fails there, naming the file, and makes no file in data/articles."""
+    (backup,) = [
+        block
+        for block in section_blocks(OPERATIONS, "## Backing up a week")
+        if any(".backup" in line for line in block)
+    ]
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("CRAWLER_", "MONGO_"))}
+    (tmp_path / "data" / "articles").mkdir(parents=True)
+    results = [_bash(line, tmp_path, env) for line in backup]
+    assert results[-1].code != 0, results[-1].output
+    assert "articles_2026w47.sqlite" in results[-1].output, results[-1].output
+    assert not list((tmp_path / "data" / "articles").iterdir())
+
+
 def _iso_week(day: datetime.date) -> str:
     year, week, _ = day.isocalendar()
     return f"{year}w{week:02d}"
