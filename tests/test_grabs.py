@@ -22,7 +22,7 @@ from crawler.redisio import serializer
 from crawler.redisio.queue import Ack, LeasedQueue
 from crawler.requests import JobCounts, discover_request, encode_request, enqueue_job
 from crawler.rules import Rule, load_rule, load_rules
-from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, Waiting, next_due
+from crawler.schedule.grabs import GrabScheduler, Planned, Seeded, Waiting, next_due, rule_loader
 from crawler.schedule.revisit import Revisits, bounds, next_interval
 from crawler.settings import SCHEDULE_TICK_SECONDS
 
@@ -948,6 +948,41 @@ def test_a_site_whose_grab_hash_holds_another_type_stops_no_other_sites_grab(
     ), caplog.text
     assert [site for _, site in scheduler.upcoming(chosen)] == ["demo-techdaily"]
     assert [w.site for w in scheduler.waiting(chosen)] == []
+
+
+def test_a_rule_edited_to_a_cron_of_no_day_is_a_rule_error_and_the_other_sites_are_grabbed(
+    redis_client: redis.Redis, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``cron: "0 0 31 2 *"`` (31 February) passed ``crawler rules check``, and croniter, asked for its next
+    time, raised CroniterBadDateError at every tick: `crawler schedule` exited with a traceback, and the
+    scheduler thread of `crawler run` ended, no site grabbed again."""
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    for path in DEMO_RULES.glob("*.yaml"):
+        (folder / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    load, errors = rule_loader(folder)
+    assert len(scheduler.tick(load())) == 3
+    take_all(redis_client)
+    edited = folder / "demo-citynews.yaml"
+    edited.write_text(
+        edited.read_text(encoding="utf-8").replace("every: 20m", 'cron: "0 0 31 2 *"'), encoding="utf-8"
+    )
+    clock.advance(minutes=25)
+    with caplog.at_level(logging.ERROR, logger="crawler.schedule.grabs"):
+        seeded = scheduler.tick(load())
+    assert sorted(s.site for s in seeded) == ["demo-huaxia", "demo-techdaily"]
+    expected = (
+        f'{edited}: schedule.cron: invalid cron expression "0 0 31 2 *": day of month "31" comes in no month'
+        ' of "2" (February has 29 days, April, June, September and November 30): it names no time'
+        ' (expected a cron expression of 5 fields "minute hour day-of-month month day-of-week", e.g.'
+        ' "*/20 * * * *")'
+    )
+    assert [record.getMessage() for record in caplog.records] == [
+        f"rule error, site not scheduled: {expected}"
+    ]
+    assert errors() == {"demo-citynews": expected}, "for `crawler status` on other machines"
 
 
 def test_a_grab_due_while_the_last_one_counts_requests_redis_holds_nowhere_is_queued_at_once(

@@ -1083,6 +1083,8 @@ def test_bad_periods_are_refused(text: str) -> None:
         "59 23 31 12 7",
         "5 4 * * sun",
         "0 0/6 * * *",
+        "0 0 29 2 *",
+        "0 0 31 2 mon",
     ],
 )
 def test_valid_cron_expressions(expression: str) -> None:
@@ -1105,6 +1107,9 @@ def test_valid_cron_expressions(expression: str) -> None:
         ("1,,2 * * * *", "minute an empty value is not a number 0-59"),
         ("* * * foo *", 'month "foo" is not a number 1-12 or a name jan, feb'),
         ("@hourly", "1 field instead of 5"),
+        ("0 0 31 2 *", 'day of month "31" comes in no month of "2" (February has 29 days'),
+        ("0 0 30,31 feb *", 'day of month "30,31" comes in no month of "feb"'),
+        ("0 0 31 4,6,9,11 *", "April, June, September and November 30): it names no time"),
     ],
 )
 def test_invalid_cron_expressions(expression: str, problem: str) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+
+from croniter import CroniterBadDateError, croniter
 
 from crawler.commandline import counted
 from crawler.rules.errors import shown
@@ -28,6 +30,10 @@ _CRON_FIELDS: tuple[tuple[str, int, int, Mapping[str, int]], ...] = (
     ("day of week", 0, 7, _WEEKDAYS),
 )
 
+# The moment from which check_cron asks croniter for an expression's next time: any would do (whether a
+# day comes in a month is the same in every year, but for 29 February, which 2000 has).
+_CRON_PROBE = datetime(2000, 1, 1, tzinfo=UTC)
+
 EXPECTED_EVERY = "a period such as 90s, 20m, 1h, 1d or 1h30m: units s, m, h, d, more than 0 in all"
 EXPECTED_CRON = (
     'a cron expression of 5 fields "minute hour day-of-month month day-of-week", e.g. "*/20 * * * *"'
@@ -50,14 +56,24 @@ def parse_every(text: str) -> timedelta:
 def check_cron(expression: str) -> str:
     """``expression`` with single spaces when it is a valid 5-field cron expression; ``ValueError`` saying
     which field is wrong otherwise (numbers, ``*``, ranges ``a-b``, steps ``/n``, lists ``a,b``, and the
-    names jan-dec and sun-sat)."""
+    names jan-dec and sun-sat), or that it names no time (``0 0 31 2 *``: croniter finds none, and the
+    scheduler could not plan its grabs)."""
     fields = expression.split()
     if len(fields) != len(_CRON_FIELDS):
         raise ValueError(f"{counted(len(fields), 'field')} instead of 5")
     for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
         for item in text.split(","):
             _check_cron_item(item, name, low, high, names)
-    return " ".join(fields)
+    expression = " ".join(fields)
+    try:
+        croniter(expression, _CRON_PROBE).get_next(float)
+    except CroniterBadDateError:
+        # Its days of month are read alone (its day of week "*"), and none comes in its months.
+        raise ValueError(
+            f"day of month {shown(fields[2])} comes in no month of {shown(fields[3])} (February has 29 days,"
+            " April, June, September and November 30): it names no time"
+        ) from None
+    return expression
 
 
 def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> None:
