@@ -1062,6 +1062,7 @@ def test_site_id_comes_from_the_file_name_and_is_checked(tmp_path: Path) -> None
         ("2d", timedelta(days=2)),
         ("1h30m", timedelta(hours=1, minutes=30)),
         (" 1H 5M ", timedelta(hours=1, minutes=5)),
+        ("366d", timedelta(days=366)),
     ],
 )
 def test_every_is_parsed_into_a_timedelta(text: str, period: timedelta) -> None:
@@ -1071,6 +1072,15 @@ def test_every_is_parsed_into_a_timedelta(text: str, period: timedelta) -> None:
 @pytest.mark.parametrize("text", ["", "20", "20x", "m", "-5m", "1.5h", "0m", "0h0m", "20 minutes", "1h-30m"])
 def test_bad_periods_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="period"):
+        parse_every(text)
+
+
+@pytest.mark.parametrize("text", ["367d", "366d1s", "999999999d", "9999999999d", "99999999999999999999s"])
+def test_a_period_over_a_year_is_refused(text: str) -> None:
+    """999999999d was read, and the scheduler queued its grab and then failed to write its next one, in
+    the year 2739933 (ValueError: year is out of range), as `crawler status` failed to show it; 9999999999d
+    raised OverflowError out of every command that read the rule."""
+    with pytest.raises(ValueError, match=r"^a period over a year \(366d\)$"):
         parse_every(text)
 
 
@@ -1129,6 +1139,11 @@ def test_schedule_in_a_rule(tmp_path: Path) -> None:
     assert 'schedule.cron: invalid cron expression "61 * * * *": minute 61 is out of range 0-59' in cron
     (every,) = errors_of(tmp_path, MINIMAL_RULE + "schedule: {every: 20}\n")
     assert "schedule.every: wrong type: the number 20 (expected a period such as 90s, 20m" in every
+    (long,) = errors_of(tmp_path, MINIMAL_RULE + "schedule: {every: 9999999999d}\n")
+    assert (
+        'schedule.every: a period over a year (366d): "9999999999d" (expected a period such as 90s, 20m, 1h,'
+        " 1d or 1h30m: units s, m, h, d, more than 0 in all, a year (366d) at most)" in long
+    ), long
 
 
 # --- folders ------------------------------------------------------------------------------------------------

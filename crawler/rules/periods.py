@@ -34,14 +34,22 @@ _CRON_FIELDS: tuple[tuple[str, int, int, Mapping[str, int]], ...] = (
 # day comes in a month is the same in every year, but for 29 February, which 2000 has).
 _CRON_PROBE = datetime(2000, 1, 1, tzinfo=UTC)
 
-EXPECTED_EVERY = "a period such as 90s, 20m, 1h, 1d or 1h30m: units s, m, h, d, more than 0 in all"
+# The longest period of a schedule: a year (a leap year's days). A longer one is a typo, a grab years away;
+# one of millions of days put the next grab past the year 9999, which no date reaches (the scheduler failed
+# to log the grab it queued, and `crawler status` to show it), and 10**9 days passed timedelta's limit.
+_LONGEST_EVERY = timedelta(days=366)
+
+EXPECTED_EVERY = (
+    "a period such as 90s, 20m, 1h, 1d or 1h30m: units s, m, h, d, more than 0 in all, a year (366d) at most"
+)
 EXPECTED_CRON = (
     'a cron expression of 5 fields "minute hour day-of-month month day-of-week", e.g. "*/20 * * * *"'
 )
 
 
 def parse_every(text: str) -> timedelta:
-    """The period of ``schedule.every``: ``"90s"``, ``"20m"``, ``"1h30m"``, ``"1d"``; ``ValueError`` else."""
+    """The period of ``schedule.every``: ``"90s"``, ``"20m"``, ``"1h30m"``, ``"1d"``, up to
+    a year; ``ValueError`` else."""
     compact = "".join(text.split()).lower()
     if not _DURATION_RE.fullmatch(compact):
         raise ValueError("not a period")
@@ -50,6 +58,8 @@ def parse_every(text: str) -> timedelta:
     )
     if seconds == 0:
         raise ValueError("a period of 0")
+    if seconds > _LONGEST_EVERY.total_seconds():
+        raise ValueError("a period over a year (366d)")
     return timedelta(seconds=seconds)
 
 
