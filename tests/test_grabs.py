@@ -280,6 +280,33 @@ def test_a_clock_stepped_back_past_the_last_grab_delays_the_next_by_one_period_a
     assert scheduler.tick([citynews]) == []
 
 
+def test_a_clock_stepped_back_past_a_cron_rules_last_grab_moves_it_to_now_with_a_warning(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cron rule's last grab a day ahead of the clock stayed there until its next grab (a week for a
+    weekly one: `crawler status` showed a last grab in the future), and ``plan`` moved its next grab to
+    the expression's next time as an edit of the schedule (INFO ``schedule changed``), not a clock set
+    back."""
+    clock = Clock(datetime(2026, 11, 23, 11, 0, tzinfo=UTC))
+    hourly = dataclasses.replace(rules["demo-citynews"], every=None, cron="0 * * * *")
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    assert len(scheduler.tick([hourly])) == 1
+    take_all(redis_client)
+    clock.advance(days=-1, minutes=10)
+    with caplog.at_level(logging.INFO, logger="crawler.schedule.grabs"):
+        assert scheduler.plan([hourly]) == []
+        assert scheduler.tick([hourly]) == []
+    assert [record.getMessage() for record in caplog.records] == [
+        "demo-citynews: its last grab, at 2026-11-23T11:00:00Z, is 23h50m ahead of the clock (was the clock"
+        " set back?): its next grab moves from 2026-11-23T12:00:00Z to 2026-11-22T12:00:00Z"
+    ]
+    state = redis_client.hgetall(Keys(PREFIX).grab(hourly.site))
+    assert float(state[b"last"]) == clock.now
+    assert recorded_next(redis_client, hourly.site) == datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    clock.advance(minutes=50)
+    assert len(scheduler.tick([hourly])) == 1, "at the expression's next time"
+
+
 def test_a_seeding_cut_short_is_finished_by_the_next_tick(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

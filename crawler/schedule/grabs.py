@@ -47,8 +47,9 @@ Redis, so it survives a restart of any scheduler:
    when that passed during the pause.
 6. Redis's clock set back (it ran ahead: NTP set it right) leaves the last grab, and the next, ahead of
    it by as much: the site would not be grabbed for that long. A last grab more than a tick ahead of the
-   clock moves the next one to as long after now as it was after the last, and the last to now, with a
-   warning. (A cron rule's next time is the expression's after now already: ``plan``.) A grab waiting
+   clock moves the next one to as long after now as it was after the last (a cron rule's to its
+   expression's next time, which ``plan`` leaves to the tick: no schedule changed), and the last to now,
+   with a warning. A grab waiting
    since a moment ahead of the clock (0.) counts its wait from now, not ``wait_max_seconds`` and the
    step more.
 7. A grab's job hash (``crawler:job:<id>``) is given a time-to-live of ``job_keep_hours``
@@ -293,8 +294,7 @@ class GrabScheduler:
                 continue
             if rule.site in paused:
                 continue
-            if rule.cron is None:
-                self._rebase_if_ahead(rule, state, now)
+            self._rebase_if_ahead(rule, state, now)
             interval = float(state["interval"]) if "interval" in state else None
             following = next_due(rule, now, interval)
             if following is None and "waiting" in state:  # the rule lost its schedule: no grab waits
@@ -362,14 +362,20 @@ class GrabScheduler:
                 pipe.expire(name, self.job_keep_seconds)
         pipe.execute()
 
+    def _ahead(self, last: str | bytes | None, now: float) -> bool:
+        """Whether the last grab ``last`` is more than a tick ahead of the clock (see 6. of the module's
+        docstring)."""
+        return last is not None and float(last) > now + self.tick_seconds
+
     def _rebase_if_ahead(self, rule: Rule, state: dict[str, str], now: float) -> None:
         """A last grab ahead of the clock (set back: it ran ahead, NTP set it right) would hold the next
-        one back by as much; the next grab comes as long after now as it was after that one, and the
-        last is taken as now (see 6. of the module's docstring). ``state`` is updated."""
-        if "last" not in state or "next" not in state or float(state["last"]) <= now + self.tick_seconds:
+        one back by as much; the next grab comes as long after now as it was after that one (a cron rule's:
+        at its expression's next time), and the last is taken as now (see 6. of the module's docstring).
+        ``state`` is updated."""
+        if "next" not in state or not self._ahead(state.get("last"), now):
             return
         last, due = float(state["last"]), float(state["next"])
-        rebased = now + max(due - last, 0.0)
+        rebased = _cron_after(rule.cron, now) if rule.cron is not None else now + max(due - last, 0.0)
         if self._rebase(
             keys=[self.keys.grab(rule.site)], args=[state["next"], f"{rebased:.3f}", f"{now:.3f}"]
         ):
@@ -501,7 +507,9 @@ class GrabScheduler:
                     logger.info("%s", moved)
                 continue
             key = self.keys.grab(rule.site)
-            recorded = self.server.hget(key, "next")
+            recorded, last = self.server.hmget(key, "next", "last")
+            if self._ahead(last, now):  # the clock was set back: the tick moves the next grab (6.)
+                continue
             if recorded is None:
                 due = _cron_after(rule.cron, now - 60)
             else:
