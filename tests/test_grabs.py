@@ -730,6 +730,38 @@ def test_a_visit_recorded_under_the_rule_before_an_edit_leaves_the_new_period_al
     assert revisits.record(edited, 0, clock.now) == pytest.approx(84), "the edited rule's visit adapts"
 
 
+@pytest.mark.parametrize("edit", ["every", "cron"])
+def test_a_grab_waiting_for_the_last_one_whose_schedule_is_edited_to_later_waits_no_more(
+    redis_client: redis.Redis, rules: dict[str, Rule], edit: str
+) -> None:
+    """A grab due and waiting for the last one to end, whose rule was edited to a longer every (or to a
+    cron), had its next grab moved ahead but kept its wait: `crawler status` showed the next grab, hours
+    ahead, as waiting for the last one, `crawler schedule --once` said it due and deferred, and the wait
+    of the next due grab counted from the first one's, SCHEDULE_GRAB_WAIT_MAX_SECONDS sooner."""
+    clock = Clock(datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), clock=clock)
+    rule = rules["demo-citynews"]
+    key = Keys(PREFIX).grab(rule.site)
+    (first,) = scheduler.tick([rule])  # no worker crawls it
+    clock.advance(minutes=21)
+    assert scheduler.tick([rule]) == []
+    assert [wait.job for wait in scheduler.waiting([rule])] == [first.job]
+    edited = (
+        dataclasses.replace(rule, every=timedelta(hours=2))
+        if edit == "every"
+        else dataclasses.replace(rule, every=None, cron="0 * * * *")
+    )
+    clock.advance(minutes=1)
+    (planned,) = scheduler.plan([edited])
+    assert planned.next_due > clock.now
+    assert scheduler.waiting([edited]) == []
+    assert not {b"waiting", b"waiting_since"} & set(redis_client.hgetall(key))
+    assert scheduler.tick([edited]) == [] and scheduler.waiting([edited]) == []
+    clock.now = planned.next_due
+    assert scheduler.tick([edited]) == []
+    assert float(redis_client.hget(key, "waiting_since") or 0) == clock.now, "its wait counted from now"
+
+
 def test_a_visit_recorded_under_the_every_a_cron_replaced_leaves_the_cron_time_alone(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

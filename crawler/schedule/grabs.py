@@ -65,11 +65,14 @@ A rule seen for the first time (no ``next``) is grabbed at once when it has ``ev
 first grab is at the expression's next time (at once only within a minute the expression names), and
 that time is recorded as ``next``. A cron rule whose recorded ``next`` in the future is not the
 expression's next time (the expression was edited, or the rule had ``every`` before) gets the
-expression's next time instead. A rule whose ``every`` is not the one its last grab was claimed under
-(it was edited, or the rule had ``cron`` before) starts its adaptive interval again at the new ``every``,
-its next grab one such period after the last (at once when that is past), rather than keep a period
-adapted under the old one. Both are set by ``plan`` (one Lua call that changes ``next`` only if it is
-still what the scheduler read), so two schedulers say it once.
+expression's next time instead; so does one whose ``next``, past, was set under an ``every`` (the grab it
+made due, paused, waiting (0.) or missed while no scheduler ran, is not made at once). A rule whose
+``every`` is not the one its last grab was claimed under (it was edited, or the rule had ``cron`` before)
+starts its adaptive interval again at the new ``every``, its next grab one such period after the last (at
+once when that is past), rather than keep a period adapted under the old one. Both are set by ``plan``
+(one Lua call that changes ``next`` only if it is still what the scheduler read), so two schedulers say it
+once; a next grab so moved ahead of now is no longer due, so no grab waits (0.) any more: its ``waiting``
+is dropped.
 
 ``crawler:scheduler:leader`` (a string with a time-to-live) names the one active scheduler of ``crawler
 schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` when it stops. As it takes
@@ -132,11 +135,13 @@ return 1
 _PLAN = """
 if (redis.call('HGET', KEYS[1], 'next') or '') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'next', ARGV[2], 'every', 'cron')
+if tonumber(ARGV[2]) > tonumber(ARGV[3]) then redis.call('HDEL', KEYS[1], 'waiting', 'waiting_since') end
 return 1
 """
 _REPERIOD = """
 if (redis.call('HGET', KEYS[1], 'every') or '') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'every', ARGV[2], 'interval', ARGV[2], 'next', ARGV[3])
+if tonumber(ARGV[3]) > tonumber(ARGV[4]) then redis.call('HDEL', KEYS[1], 'waiting', 'waiting_since') end
 return 1
 """
 _REBASE = """
@@ -507,16 +512,17 @@ class GrabScheduler:
                     logger.info("%s", moved)
                 continue
             key = self.keys.grab(rule.site)
-            recorded, last = self.server.hmget(key, "next", "last")
+            recorded, last, claimed = self.server.hmget(key, "next", "last", "every")
             if self._ahead(last, now):  # the clock was set back: the tick moves the next grab (6.)
                 continue
             if recorded is None:
                 due = _cron_after(rule.cron, now - 60)
             else:
                 due = _cron_after(rule.cron, now)
-                if float(recorded) <= now or due == float(recorded):
+                # A grab due under this cron is the tick's to queue; one due under an every is moved.
+                if due == float(recorded) or (float(recorded) <= now and claimed in (None, b"cron")):
                     continue
-            if not self._plan(keys=[key], args=[recorded or b"", f"{due:.3f}"]) or due <= now:
+            if not self._plan(keys=[key], args=[recorded or b"", f"{due:.3f}", f"{now:.3f}"]) or due <= now:
                 continue
             planned.append(Planned(rule.site, due, first=recorded is None))
             logger.info("%s", planned[-1])
@@ -532,7 +538,7 @@ class GrabScheduler:
         if claimed is None or decoded(claimed) == period:
             return None
         due = max(float(self.server.hget(key, "last") or now) + float(period), now)
-        if not self._reperiod(keys=[key], args=[claimed, period, f"{due:.3f}"]) or due <= now:
+        if not self._reperiod(keys=[key], args=[claimed, period, f"{due:.3f}", f"{now:.3f}"]) or due <= now:
             return None
         return Planned(rule.site, due, first=False)
 
