@@ -1009,6 +1009,32 @@ def test_a_site_whose_grab_hash_holds_another_type_stops_no_other_sites_grab(
     assert [w.site for w in scheduler.waiting(chosen)] == []
 
 
+def test_a_sites_temp_or_job_key_of_another_type_stops_no_sites_grab(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """Someone SET demo-citynews's last grab's job hash to a string, and HSET its temp crawl key (a string):
+    each tick raised WRONGTYPE at it, and no site after it was ever grabbed again. Such a key names no job,
+    counting no request, as write_off_lost and `crawler status` read it (status names the key)."""
+    clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
+    keys = Keys(PREFIX)
+    scheduler = GrabScheduler(redis_client, keys, clock=clock)
+    chosen = [rules["demo-citynews"], rules["demo-huaxia"], rules["demo-techdaily"]]
+    first = {seeded.site: seeded.job for seeded in scheduler.tick(chosen)}
+    take_all(redis_client)
+    redis_client.delete(keys.job(first["demo-citynews"]))
+    redis_client.set(keys.job(first["demo-citynews"]), "oops")
+    redis_client.hset(keys.temp("demo-citynews"), "job", "oops")
+    clock.advance(minutes=25)
+    assert sorted(seeded.site for seeded in scheduler.tick(chosen)) == sorted(first)
+    take_all(redis_client)
+    clock.advance(minutes=25)
+    job = redis_client.hget(keys.grab("demo-citynews"), "job")
+    assert isinstance(job, bytes)
+    redis_client.set(keys.job(job.decode()), "oops")
+    assert len(scheduler.tick(chosen)) == 3
+    assert scheduler.waiting(chosen) == []
+
+
 def test_a_rule_edited_to_a_cron_of_no_day_is_a_rule_error_and_the_other_sites_are_grabbed(
     redis_client: redis.Redis, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -412,12 +412,25 @@ class GrabScheduler:
         return [rule.site for rule in rules if rule.site in paused]
 
     def _is_temp(self, job: str) -> bool:
-        return self.server.hget(self.keys.job(job), "kind") == b"temp"
+        return self._read(self.keys.job(job), "kind") == b"temp"
+
+    def _read(self, key: str, field: str | None = None) -> bytes | None:
+        """The string ``key``, or the ``field`` of the hash ``key``; None when the key holds another type
+        (someone SET it: `crawler status` names the key): it names no job, and counts no request."""
+        with self.server.pipeline(transaction=False) as pipe:
+            if field is None:
+                pipe.get(key)
+            else:
+                pipe.hget(key, field)
+            (value,) = pipe.execute(raise_on_error=False)
+        if isinstance(value, redis.ResponseError) and not str(value).startswith("WRONGTYPE"):
+            raise value
+        return value if isinstance(value, bytes) else None
 
     def unfinished(self, job: str) -> int:
         """The requests of ``job`` still to crawl: those pending (queued, leased, waiting to be retried) but
         the leases past their deadline, whose worker was killed (Redis's clock times leases)."""
-        pending = int(self.server.hget(self.keys.job(job), "pending") or 0)
+        pending = int(self._read(self.keys.job(job), "pending") or 0)
         if pending <= 0:
             return 0
         return max(pending - expired_leases(self.server, self.keys, job, redis_clock(self.server)), 0)
@@ -427,7 +440,7 @@ class GrabScheduler:
         crawl: the site's last grab (``state``'s ``job``), else its last temp crawl of the whole site,
         while it has some; None when neither has, or when Redis holds none of the site's requests (they
         were lost: their counts are written off, with a warning)."""
-        temp = self.server.get(self.keys.temp(rule.site))
+        temp = self._read(self.keys.temp(rule.site))
         jobs = [(state["job"], False)] if "job" in state else []
         if temp is not None:
             jobs.append((decoded(temp), True))
