@@ -22,12 +22,14 @@ import redis
 from conftest import SiteServer
 from crawlsite import COMMAND_TIMEOUT, Site, unique, wait_until
 
+from crawler.commandline import counted
 from crawler.demo import DEMO_RULES
 from crawler.discover.frontier import slot_of
 from crawler.keys import Keys
 from crawler.redisio.connection import decoded
 from crawler.redisio.queue import LeasedQueue
-from crawler.requests import open_job
+from crawler.requests import JobCounts, open_job
+from crawler.schedule.grabs import when
 from crawler.store import SqliteStore
 
 SITE = "demo-citynews"
@@ -148,16 +150,43 @@ def test_a_paused_site_is_said_by_schedule_refused_by_temp_and_resumed_due_at_on
         f"crawler temp: error: site {SITE} is paused: its requests are held, a temp crawl of it would wait"
         f" for ever; `crawler sites resume {SITE}` first\n"
     )
-    redis_client.hset(Keys("crawler").grab(SITE), "next", f"{time.time() - 60:.3f}")
+    due = time.time() - 60
+    redis_client.hset(Keys("crawler").grab(SITE), "next", f"{due:.3f}")
     resumed = crawler(folder, redis_server, "sites", "resume", SITE)
     assert resumed.code == 0, resumed.stderr
     assert resumed.stdout == (
-        f"resumed {SITE}: workers take its queued requests again (0 now); its regular grab, due since the"
-        " pause, is queued at the scheduler's next tick\n"
+        f"resumed {SITE}: workers take its queued requests again (0 now); its regular grab, due since"
+        f" {when(due)}, is queued at the scheduler's next tick\n"
     )
     assert "queued the grab of demo-citynews" in crawler(folder, redis_server, "schedule", "--once").stdout
     not_paused = crawler(folder, redis_server, "sites", "resume", SITE)
     assert not_paused.code == 0 and not_paused.stdout == f"{SITE} is not paused: nothing to resume\n"
+
+
+def test_a_site_paused_during_its_grab_and_resumed_is_told_its_due_grab_waits_for_that_one(
+    folder: Path, redis_server: str, redis_client: redis.Redis
+) -> None:
+    """A site paused while its grab had requests queued (held by the pause), resumed once its next grab was
+    due: it said `its regular grab, due since the pause, is queued at the scheduler's next tick`, while
+    the scheduler defers that grab until the last one, whose requests the pause held, ends."""
+    scheduled = crawler(folder, redis_server, "schedule", "--once")
+    assert f"queued the grab of {SITE} as job " in scheduled.stdout, scheduled.stdout
+    job = redis_client.hget(KEYS.grab(SITE), "job")
+    assert isinstance(job, bytes)
+    left = JobCounts.read(redis_client, KEYS, job.decode()).pending
+    assert left > 0
+    assert crawler(folder, redis_server, "sites", "pause", SITE).code == 0
+    due = time.time() - 60
+    redis_client.hset(KEYS.grab(SITE), "next", f"{due:.3f}")
+    resumed = crawler(folder, redis_server, "sites", "resume", SITE)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.stdout == (
+        f"resumed {SITE}: workers take its queued requests again ({left} now); its regular grab, due since"
+        f" {when(due)}, is queued once its last grab, job {job.decode()}, ends ({counted(left, 'request')}"
+        " of it still to crawl)\n"
+    ), resumed.stdout
+    again = crawler(folder, redis_server, "schedule", "--once")
+    assert again.stdout.startswith(f"grab of {SITE} due, deferred until its last grab, job {job.decode()}")
 
 
 KEYS = Keys("crawler")

@@ -22,10 +22,10 @@ from crawler.config import Config
 from crawler.errors import InputError
 from crawler.keys import Keys
 from crawler.redisio.clock import shared_now
-from crawler.redisio.connection import RedisUnavailableError, connect, decoded, lost_while
+from crawler.redisio.connection import RedisUnavailableError, connect, decoded, hash_of, lost_while
 from crawler.redisio.queue import LeasedQueue, WrongKeyError
 from crawler.rules import RULE_SUFFIX, Rule, RuleErrors, load_rule, rule_file
-from crawler.schedule.grabs import when
+from crawler.schedule.grabs import GrabScheduler, when
 from crawler.settings import ROBOTS_MAX_AGE_SECONDS
 from crawler.status import site_in_redis, workers_alive
 from crawler.store import open_store
@@ -94,14 +94,19 @@ def run_resume(args: argparse.Namespace) -> int:
             return 0
         queue.resume(args.site)
         held = queue.queued(args.site)
-        due = queue.server.hget(config.keys.grab(args.site), "next")
+        state = hash_of(queue.server, config.keys.grab(args.site))
+        due = state.get("next")
+        # The site's last grab or temp crawl, whose requests the pause held, ends before a due grab comes.
+        waits = GrabScheduler(queue.server, config.keys).held_by(args.site, state)
     unscheduled = _unscheduled(folder, args.site)
     if unscheduled is not None:
         grab = unscheduled
     elif due is None:
         grab = _first_grab(folder, args.site)
+    elif float(due) <= shared_now() and waits is not None:
+        grab = f"its regular grab, due since {when(float(due))}, is queued once {waits.ended()}"
     elif float(due) <= shared_now():
-        grab = "its regular grab, due since the pause, is queued at the scheduler's next tick"
+        grab = f"its regular grab, due since {when(float(due))}, is queued at the scheduler's next tick"
     else:
         grab = f"its next regular grab is due at {when(float(due))}"
     print(f"resumed {args.site}: workers take its queued requests again ({held:,} now); {grab}")

@@ -204,9 +204,13 @@ class Waiting:
     temp: bool = False
 
     def __str__(self) -> str:
+        return f"grab of {self.site} due, deferred until {self.ended()}"
+
+    def ended(self) -> str:
+        """``its last grab, job J, ends (N requests of it still to crawl)``, or a temp crawl's."""
         return (
-            f"grab of {self.site} due, deferred until {_waited_for(self.temp)}, job {self.job}, ends"
-            f" ({counted(self.left, 'request')} of it still to crawl)"
+            f"{_waited_for(self.temp)}, job {self.job}, ends ({counted(self.left, 'request')} of it still to"
+            " crawl)"
         )
 
 
@@ -440,27 +444,35 @@ class GrabScheduler:
         crawl: the site's last grab (``state``'s ``job``), else its last temp crawl of the whole site,
         while it has some; None when neither has, or when Redis holds none of the site's requests (they
         were lost: their counts are written off, with a warning)."""
-        temp = self._read(self.keys.temp(rule.site))
+        held = self.held_by(rule.site, state)
+        if held is not None:
+            job, is_temp, left = held.job, held.temp, held.left
+            if write_off_lost(self.server, self.keys, rule.site) is None:
+                return job, is_temp, left
+            logger.warning(
+                "grab of %s queued: %s, job %s, counted %s still to crawl, none of which Redis holds"
+                " (lost with the site's queue key, deleted, evicted or overwritten, or with a Redis"
+                " restarted from an older snapshot): their counts are written off; `crawler temp %s"
+                " --again` fetches the articles seen before again",
+                rule.site,
+                _waited_for(is_temp),
+                job,
+                counted(left, "request"),
+                rule.site,
+            )
+        return None
+
+    def held_by(self, site: str, state: Mapping[str, str]) -> Waiting | None:
+        """The job a grab of ``site`` due now would wait for (see 0. of the module's docstring): its last
+        grab (``state``, its grab hash: its ``job``), else its last temp crawl of the whole site, while it
+        has requests still to crawl; None when neither has."""
+        temp = self._read(self.keys.temp(site))
         jobs = [(state["job"], False)] if "job" in state else []
         if temp is not None:
             jobs.append((decoded(temp), True))
         for job, is_temp in jobs:
-            left = self.unfinished(job)
-            if left:
-                if write_off_lost(self.server, self.keys, rule.site) is None:
-                    return job, is_temp, left
-                logger.warning(
-                    "grab of %s queued: %s, job %s, counted %s still to crawl, none of which Redis holds"
-                    " (lost with the site's queue key, deleted, evicted or overwritten, or with a Redis"
-                    " restarted from an older snapshot): their counts are written off; `crawler temp %s"
-                    " --again` fetches the articles seen before again",
-                    rule.site,
-                    _waited_for(is_temp),
-                    job,
-                    counted(left, "request"),
-                    rule.site,
-                )
-                return None
+            if left := self.unfinished(job):
+                return Waiting(site, job, left, is_temp)
         return None
 
     def _wait_for(self, rule: Rule, state: dict[str, str], now: float) -> bool:
