@@ -12,8 +12,8 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import timedelta
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -47,6 +47,7 @@ from crawler.rules.feeds import FeedEntry
 from crawler.rules.schema import build_rule
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.rules.zones import zone_name
+from crawler.schedule.grabs import next_due
 from crawler.settings import QREAD_MIN_BODY_CHARS
 from extractors.encoding import decode_checked
 
@@ -1126,6 +1127,27 @@ def test_invalid_cron_expressions(expression: str, problem: str) -> None:
     with pytest.raises(ValueError) as caught:
         check_cron(expression)
     assert problem in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("expression", "read"),
+    [
+        ("0 3-3 * * *", "0 3 * * *"),
+        ("5-5 * * * *", "5 * * * *"),
+        ("0 0 * * 7-7", "0 0 * * 7"),
+        ("0 0 * * mon-mon,fri", "0 0 * * mon,fri"),
+        ("0 0 1 2-2/3 *", "0 0 1 2 *"),
+    ],
+)
+def test_a_cron_range_of_one_value_is_read_as_that_value(tmp_path: Path, expression: str, read: str) -> None:
+    """croniter 7.0 reads a range of one value as ``*``: ``0 3-3 * * *`` was grabbed every hour, not at
+    03:00, ``5-5 * * * *`` every minute."""
+    assert check_cron(expression) == read
+    rule = load_rule(write(tmp_path, "cron.yaml", MINIMAL_RULE + f"schedule: {{cron: '{expression}'}}\n"))
+    noon = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()
+    assert next_due(rule, noon) == next_due(replace(rule, cron=read), noon)
+    if expression == "0 3-3 * * *":
+        assert next_due(rule, noon) == datetime(2026, 11, 30, 3, 0, tzinfo=UTC).timestamp()
 
 
 def test_schedule_in_a_rule(tmp_path: Path) -> None:

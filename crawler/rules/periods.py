@@ -64,16 +64,18 @@ def parse_every(text: str) -> timedelta:
 
 
 def check_cron(expression: str) -> str:
-    """``expression`` with single spaces when it is a valid 5-field cron expression; ``ValueError`` saying
+    """``expression`` with single spaces (and a range of one value as that value, :func:`_check_cron_item`)
+    when it is a valid 5-field cron expression; ``ValueError`` saying
     which field is wrong otherwise (numbers, ``*``, ranges ``a-b``, steps ``/n``, lists ``a,b``, and the
     names jan-dec and sun-sat), or that it names no time (``0 0 31 2 *``: croniter finds none, and the
     scheduler could not plan its grabs)."""
     fields = expression.split()
     if len(fields) != len(_CRON_FIELDS):
         raise ValueError(f"{counted(len(fields), 'field')} instead of 5")
-    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
-        for item in text.split(","):
-            _check_cron_item(item, name, low, high, names)
+    fields = [
+        ",".join(_check_cron_item(item, name, low, high, names) for item in text.split(","))
+        for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True)
+    ]
     expression = " ".join(fields)
     try:
         croniter(expression, _CRON_PROBE).get_next(float)
@@ -86,16 +88,22 @@ def check_cron(expression: str) -> str:
     return expression
 
 
-def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> None:
+def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> str:
+    """``item`` of the field ``name``, a range of one value (``3-3``, ``3-3/2``) as that value: croniter
+    (7.0) reads such a range as ``*``, every value (``0 3-3 * * *`` every hour, not at 03:00)."""
     span, slash, step = item.partition("/")
     if slash and (not _CRON_NUMBER_RE.fullmatch(step) or not 1 <= int(step) <= high - low + 1):
         raise ValueError(f"{name} step {shown(step)} is not a number from 1 to {high - low + 1}")
     if span == "*":
-        return
+        return item
     start, dash, end = span.partition("-")
     first = _cron_value(start, name, low, high, names)
-    if dash and _cron_value(end, name, low, high, names) < first:
+    if not dash:
+        return item
+    last = _cron_value(end, name, low, high, names)
+    if last < first:
         raise ValueError(f"{name} range {shown(span)} ends before it starts")
+    return start if last == first else item
 
 
 def _cron_value(text: str, name: str, low: int, high: int, names: Mapping[str, int]) -> int:
