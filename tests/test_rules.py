@@ -44,6 +44,7 @@ from crawler.rules import (
     rule_file,
 )
 from crawler.rules.feeds import FeedEntry
+from crawler.rules.periods import cron_after
 from crawler.rules.schema import build_rule
 from crawler.rules.sitemaps import SitemapEntry
 from crawler.rules.zones import zone_name
@@ -1148,6 +1149,30 @@ def test_a_cron_range_of_one_value_is_read_as_that_value(tmp_path: Path, express
     assert next_due(rule, noon) == next_due(replace(rule, cron=read), noon)
     if expression == "0 3-3 * * *":
         assert next_due(rule, noon) == datetime(2026, 11, 30, 3, 0, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("expression", "days"),
+    [
+        # Days of month from "*": the odd days that are weekdays (croniter by default: every weekday too).
+        ("0 0 */2 * 1-5", ["Tue 12-01", "Thu 12-03", "Mon 12-07", "Wed 12-09"]),
+        # The Mondays that are the 1st, 16th or 31st (croniter by default: every Monday, and those days).
+        ("0 0 */15 * 1", ["Mon 02-01", "Mon 03-01", "Mon 05-31", "Mon 08-16"]),
+        # Both restricted: either (the 1st, and every Monday), as before.
+        ("0 0 1 * mon", ["Mon 11-30", "Tue 12-01", "Mon 12-07", "Mon 12-14"]),
+        ("0 0 * * mon", ["Mon 11-30", "Mon 12-07", "Mon 12-14", "Mon 12-21"]),
+    ],
+)
+def test_a_cron_of_days_of_month_and_week_names_the_days_cron_does(expression: str, days: list[str]) -> None:
+    """Cron (Vixie, cronie) reads the days of a field that starts with ``*`` as a bound of the other
+    field's (both must match); croniter's default (``day_or``) made either match, and ``0 0 */2 * 1-5``
+    (every other day, weekdays) was grabbed every day."""
+    moment = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()  # a Sunday
+    found = []
+    for _ in days:
+        moment = cron_after(check_cron(expression), moment)
+        found.append(f"{datetime.fromtimestamp(moment, UTC):%a %m-%d}")
+    assert found == days
 
 
 def test_schedule_in_a_rule(tmp_path: Path) -> None:

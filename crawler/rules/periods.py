@@ -11,7 +11,7 @@ from croniter import CroniterBadDateError, croniter
 from crawler.commandline import counted
 from crawler.rules.errors import shown
 
-__all__ = ["EXPECTED_CRON", "EXPECTED_EVERY", "check_cron", "parse_every"]
+__all__ = ["EXPECTED_CRON", "EXPECTED_EVERY", "check_cron", "cron_after", "parse_every"]
 
 _DURATION_RE = re.compile(r"(?:[0-9]+[smhd])+")
 _DURATION_PART_RE = re.compile(r"([0-9]+)([smhd])")
@@ -78,7 +78,7 @@ def check_cron(expression: str) -> str:
     ]
     expression = " ".join(fields)
     try:
-        croniter(expression, _CRON_PROBE).get_next(float)
+        cron_after(expression, _CRON_PROBE.timestamp())
     except CroniterBadDateError:
         # Its days of month are read alone (its day of week "*"), and none comes in its months.
         raise ValueError(
@@ -86,6 +86,17 @@ def check_cron(expression: str) -> str:
             " April, June, September and November 30): it names no time"
         ) from None
     return expression
+
+
+def cron_after(expression: str, moment: float) -> float:
+    """The first time after ``moment`` (epoch seconds) that the cron ``expression`` names, in UTC. Its days
+    are those of its day of month or of its day of week when both are restricted (``0 0 1 * mon``: the 1st
+    and every Monday), and those of both when either starts with ``*`` (``0 0 */2 * 1-5``: the odd days
+    that are weekdays), as cron reads them (Vixie cron, cronie); croniter's default, either in both
+    cases, named every weekday there."""
+    day_or = not (expression.split()[2].startswith("*") or expression.split()[4].startswith("*"))
+    start = datetime.fromtimestamp(moment, UTC)
+    return float(croniter(expression, start, day_or=day_or).get_next(float))
 
 
 def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> str:

@@ -95,11 +95,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
-from croniter import croniter
 
 from crawler import settings as defaults
 from crawler.commandline import TOLD, counted, span
@@ -111,6 +109,7 @@ from crawler.redisio.since import DataMarker
 from crawler.redisio.workers import pid_space
 from crawler.requests import enqueue_job, expired_leases, write_off_lost
 from crawler.rules import Rule, RuleError, RuleFiles, load_rules
+from crawler.rules.periods import cron_after
 from crawler.schedule.revisit import period_of, when
 
 __all__ = ["GrabScheduler", "Planned", "Seeded", "Waiting", "next_due", "rule_loader", "when"]
@@ -164,7 +163,7 @@ def next_due(rule: Rule, moment: float, interval: float | None = None) -> float 
     (default ``schedule.every``), or the cron expression's first time after ``moment``; None without a
     schedule."""
     if rule.cron is not None:
-        return _cron_after(rule.cron, moment)
+        return cron_after(rule.cron, moment)
     if rule.every is None:
         return None
     return moment + (interval if interval is not None else rule.every.total_seconds())
@@ -384,7 +383,7 @@ class GrabScheduler:
         if "next" not in state or not self._ahead(state.get("last"), now):
             return
         last, due = float(state["last"]), float(state["next"])
-        rebased = _cron_after(rule.cron, now) if rule.cron is not None else now + max(due - last, 0.0)
+        rebased = cron_after(rule.cron, now) if rule.cron is not None else now + max(due - last, 0.0)
         if self._rebase(
             keys=[self.keys.grab(rule.site)], args=[state["next"], f"{rebased:.3f}", f"{now:.3f}"]
         ):
@@ -541,9 +540,9 @@ class GrabScheduler:
             if self._ahead(last, now):  # the clock was set back: the tick moves the next grab (6.)
                 continue
             if recorded is None:
-                due = _cron_after(rule.cron, now - 60)
+                due = cron_after(rule.cron, now - 60)
             else:
-                due = _cron_after(rule.cron, now)
+                due = cron_after(rule.cron, now)
                 # A grab due under this cron is the tick's to queue; one due under an every is moved.
                 if due == float(recorded) or (float(recorded) <= now and claimed in (None, b"cron")):
                     continue
@@ -743,11 +742,6 @@ def _say_unscheduled(rules: list[Rule], said: set[str]) -> None:
             ", ".join(new),
             "its rule" if len(new) == 1 else "their rules",
         )
-
-
-def _cron_after(expression: str, moment: float) -> float:
-    """The first time after ``moment`` that the cron ``expression`` names (UTC)."""
-    return float(croniter(expression, datetime.fromtimestamp(moment, UTC)).get_next(float))
 
 
 def rule_loader(
