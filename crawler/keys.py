@@ -78,6 +78,7 @@ class Keys:
         "sequence",
         "since",
         "store_locks",
+        "tick_failure",
         "workers",
     )
 
@@ -161,6 +162,9 @@ class Keys:
         # The rule files the active scheduler cannot read, so grabs not (a hash: site -> JSON: scheduler,
         # error), written at each of its ticks: its rules folder may not be the one `crawler status` reads.
         self.rule_errors = f"{prefix}:scheduler:rule-errors"
+        # The unexpected error the active scheduler's ticks fail with while they do (JSON: scheduler, error,
+        # since, ticks), for `crawler status`; removed by the first tick that works again.
+        self.tick_failure = f"{prefix}:scheduler:tick-failure"
         # When this Redis's crawler data began, and when a worker or scheduler found it lost (a hash:
         # began, lost, held, by; wrote, the last check; back, back_seen, back_found, back_by: gone back to
         # an older copy; redisio/since.py): a FLUSHALL or a restart without persistence takes it with the

@@ -169,7 +169,11 @@ def build_status(
         "removed_sites": _removed_sites(server, keys) if not listed else [],
         "redis": health,
         "queue": queue,
-        "scheduler": {"active": scheduler, "killed": killed},
+        "scheduler": {
+            "active": scheduler,
+            "killed": killed,
+            "failing": _tick_failure(server, keys, scheduler),
+        },
         "workers": workers,
         "workers_alive": alive,
         "workers_figures": workers_figures(workers, health["writes_refused"]),
@@ -701,6 +705,24 @@ def _read_sites(
 def _moment(raw: bytes | None) -> float | None:
     """A time a job's hash holds (seconds since the epoch), None when it holds none."""
     return None if raw is None else float(raw)
+
+
+def _tick_failure(server: redis.Redis, keys: Keys, scheduler: str | None) -> dict[str, Any] | None:
+    """The unexpected error the active ``scheduler``'s ticks fail with (its ``error``, ``since`` when, the
+    ``ticks`` failed), as it wrote it; None while they do not (or for a scheduler no longer active)."""
+    if scheduler is None:
+        return None
+    try:
+        record = json.loads(decoded(server.get(keys.tick_failure) or b"null"))
+    except (redis.ResponseError, ValueError):  # another type, or not JSON: the scheduler writes it anew
+        return None
+    if not isinstance(record, dict) or record.get("scheduler") != scheduler:
+        return None
+    return {
+        "error": str(record.get("error")),
+        "since": _iso(float(record.get("since") or 0)),
+        "ticks": int(record.get("ticks") or 0),
+    }
 
 
 def _scheduler_rule_errors(server: redis.Redis, keys: Keys, scheduler: str | None) -> dict[str, str]:

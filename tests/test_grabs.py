@@ -604,6 +604,75 @@ def test_the_active_scheduler_says_so_quietly_and_one_left_waiting_warns(
     assert [level for level, message in records if message.startswith(first.owner)] == [logging.INFO]
 
 
+def test_a_tick_failing_with_an_unexpected_error_is_said_whole_once_then_once_a_minute_with_a_count(
+    redis_client: redis.Redis,
+    rules: dict[str, Rule],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tick that raises an error of the scheduler's own (neither Redis's nor the rules'): its first with
+    its traceback, the next ones counted and said once a minute (ticks 10 s apart here), the scheduler
+    ticking on; the first tick that works says how many failed."""
+    import threading
+
+    ticks = [0]
+    clock = [0.0]
+
+    def tick(self: GrabScheduler, rules: list[Rule]) -> list[Seeded]:
+        ticks[0] += 1
+        if ticks[0] <= 13:
+            raise ValueError(f"broken at tick {ticks[0]}")
+        return []
+
+    class Ticks(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            clock[0] += 10.0
+            if ticks[0] == 14:
+                self.set()
+            return self.is_set()
+
+    monkeypatch.setattr(GrabScheduler, "tick", tick)
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    scheduler = GrabScheduler(redis_client, Keys(PREFIX), tick_seconds=0, monotonic=lambda: clock[0])
+    scheduler.run(lambda: [rules["demo-citynews"]], Ticks())
+    said = [
+        (
+            record.levelname,
+            record.getMessage().removeprefix(f"{scheduler.owner}: "),
+            record.exc_info is not None,
+        )
+        for record in caplog.records
+        if "tick" in record.getMessage()
+    ]
+    assert said == [
+        (
+            "ERROR",
+            "a tick failed with an unexpected error, ValueError: broken at tick 1 (a fault of the scheduler:"
+            " its traceback follows); no grab is queued while it lasts: trying again every tick, the ticks"
+            " that fail so said once a minute with their count",
+            True,
+        ),
+        (
+            "ERROR",
+            "6 more ticks failed so in the 60 s since the last line (7 ticks in all), the last: ValueError:"
+            " broken at tick 7",
+            False,
+        ),
+        (
+            "ERROR",
+            "6 more ticks failed so in the 60 s since the last line (13 ticks in all), the last: ValueError:"
+            " broken at tick 13",
+            False,
+        ),
+        (
+            "INFO",
+            "the scheduler works again, after 13 ticks failed with ValueError: broken at tick 13",
+            False,
+        ),
+    ]
+    assert redis_client.get(Keys(PREFIX).tick_failure) is None, "its record for the status removed"
+
+
 def test_the_scheduler_names_the_sites_without_a_schedule_at_its_first_tick_and_those_added_later(
     redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
 ) -> None:

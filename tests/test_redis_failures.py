@@ -2286,6 +2286,76 @@ def test_crawler_run_logs_each_rule_error_once(site: Site) -> None:
     assert len(said) == 1, said
 
 
+# `crawler run` whose scheduler's ticks raise an error of no kind it knows (a fault of its code) while the
+# file BROKEN_WHILE names exists.
+_TICKS_BROKEN = (
+    "import os, pathlib, sys\n"
+    "from crawler.schedule.grabs import GrabScheduler\n"
+    "ticked = GrabScheduler.tick\n"
+    "def tick(self, rules):\n"
+    "    if pathlib.Path(os.environ['BROKEN_WHILE']).exists():\n"
+    "        raise TypeError('the test breaks this tick')\n"
+    "    return ticked(self, rules)\n"
+    "GrabScheduler.tick = tick\n"
+    "from crawler.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_crawler_runs_scheduler_says_a_tick_broken_by_its_own_fault_once_goes_on_and_status_shows_it(
+    site: Site,
+) -> None:
+    """A tick that raised anything but a Redis or rule error ended `crawler run`'s scheduler thread (a
+    traceback on stderr, none in the log) while the worker ran on: no grab was queued any more. It is
+    logged once with its traceback, counted, written for `crawler status`, and the next tick tries again."""
+    site.rule("/a/scheduled-after-the-fault")
+    path = site.rules / f"{site.name}.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "schedule: {every: 20m}\n", encoding="utf-8")
+    broken = site.root / "broken"
+    broken.touch()
+    log = site.root / "run.log"
+    with log.open("w", encoding="utf-8") as stream:
+        service = subprocess.Popen(
+            [sys.executable, "-c", _TICKS_BROKEN, "run", *FAST_ARGS, "-s", "SCHEDULE_TICK_SECONDS=0.2"],
+            env=site.env(BROKEN_WHILE=str(broken)),
+            stdin=subprocess.DEVNULL,
+            stdout=stream,
+            stderr=stream,
+        )
+        try:
+
+            def failing() -> dict[str, Any] | None:
+                shown: dict[str, Any] | None = site.status()["scheduler"]["failing"]
+                return shown
+
+            wait_until(
+                lambda: "a tick failed with an unexpected error" in log.read_text(encoding="utf-8"),
+                "the tick's failure logged",
+            )
+            wait_until(lambda: (failing() or {}).get("ticks", 0) >= 3, "three ticks failed, for the status")
+            shown = failing()
+            assert shown is not None
+            assert shown["error"] == "TypeError: the test breaks this tick", shown
+            table = site.crawler("status")
+            assert "its ticks failing since" in " ".join(table.stdout.split()), table.stdout
+            broken.unlink()
+            wait_until(lambda: "/a/scheduled-after-the-fault" in site.stored(), "the grab queued after it")
+            assert failing() is None, "the record goes once a tick works again"
+            service.send_signal(signal.SIGINT)
+            service.wait(WAIT_LIMIT)
+        finally:
+            if service.poll() is None:
+                service.kill()
+                service.wait()
+    text = log.read_text(encoding="utf-8")
+    assert service.returncode == 130, text[-4000:]
+    said = [line for line in text.splitlines() if "a tick failed with an unexpected error" in line]
+    assert len(said) == 1, text[-4000:]
+    assert "TypeError: the test breaks this tick (a fault of the scheduler" in said[0], said
+    assert text.count("Traceback") == 1, text[-4000:]
+    assert re.search(r"the scheduler works again, after \d+ ticks failed with TypeError", text), text[-4000:]
+
+
 def test_crawler_run_says_once_that_redis_lost_its_data_and_status_shows_it(site: Site) -> None:
     """Redis emptied under `crawler run` (FLUSHALL; a restart without persistence alike) failed no call:
     the service went on, its grab queued again, and neither its log nor `crawler status` said the queue,

@@ -2273,7 +2273,7 @@ def test_a_scheduler_killed_on_this_machine_is_not_active_though_its_lead_has_no
     assert owner, "its lead holds"
     pid = int(owner.split(":")[1])
     report = build_status(redis_client, Keys("crawler"), load_rules(rules), time.time())
-    assert report["scheduler"] == {"active": None, "killed": {"owner": owner, "pid": pid}}
+    assert report["scheduler"] == {"active": None, "killed": {"owner": owner, "pid": pid}, "failing": None}
     assert (
         f"scheduler: none active ({owner} stopped without a clean stop, killed: its process {pid} is gone;"
     ) in _words(run_crawler("status"))

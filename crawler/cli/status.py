@@ -152,9 +152,17 @@ def _alive(worker: dict[str, Any]) -> str:
 
 
 def _scheduler(scheduler: dict[str, Any]) -> str:
-    """The active scheduler; or none, and the one killed on this machine whose lead has not lapsed yet."""
+    """The active scheduler (and the unexpected error its ticks fail with, while they do); or none, and the
+    one killed on this machine whose lead has not lapsed yet."""
     if scheduler["active"]:
-        return str(scheduler["active"])
+        failing = scheduler.get("failing")
+        if not failing:
+            return str(scheduler["active"])
+        return (
+            f"{scheduler['active']}, its ticks failing since {failing['since']} with an unexpected"
+            f" error ({counted(failing['ticks'], 'tick')} so far), no grab queued: {failing['error']}; its"
+            " log has the traceback"
+        )
     killed = scheduler.get("killed")
     if not killed:
         return "none active"

@@ -79,7 +79,8 @@ schedule``; the others wait, and take over within ``SCHEDULE_LEADER_SECONDS`` wh
 the lead it writes where it runs in ``crawler:scheduler:leader-process`` (its pid and pid space), by
 which ``crawler status`` on its machine tells it killed at once. At each
 tick it writes the errors of the rule files it cannot read in ``crawler:scheduler:rule-errors``, for
-`crawler status` on machines whose copy of those files is sound.
+`crawler status` on machines whose copy of those files is sound; while its ticks fail with an unexpected
+error (a fault of its own), that error in ``crawler:scheduler:tick-failure``.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ import os
 import socket
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -121,6 +123,10 @@ logger = logging.getLogger(__name__)
 # Redis of months of grabs holds hundreds of thousands; 1,000 (one SCAN call and two pipelines) keep a
 # tick's added work to milliseconds, and the sweep of 500,000 done within an hour of 5 s ticks.
 JOB_SWEEP_COUNT = 1000
+
+# How often a tick's unexpected error that goes on is said again, with the count of the ticks it failed
+# since: once a minute, as a worker's repeated faults (12 lines an hour, not 720 of 5 s ticks).
+TICK_FAILURE_REMINDER_SECONDS = 60.0
 
 _CLAIM = """
 local due = redis.call('HGET', KEYS[1], 'next')
@@ -642,11 +648,15 @@ class GrabScheduler:
         writes ``rule_errors`` (site -> the errors of its rule file, at the last ``load``) for `crawler
         status` on other machines, whose rules folder may be sound, and checks that Redis still holds the
         crawler's data (:class:`~crawler.redisio.since.DataMarker`: a loss is logged once). A failure of the
-        ticks is said once for each kind in a row, and its end once (:meth:`_works_again`)."""
+        ticks is said once for each kind in a row, and its end once (:meth:`_works_again`); so is an
+        unexpected error (a fault of the scheduler's own), with its traceback, then once a minute with the
+        count of the ticks it failed, and it is written for `crawler status` (:meth:`_broken`)."""
         leading: bool | None = None
         # The kind of the failure of the ticks (:func:`_kind`) while they fail: each said once.
         failing: str | None = None
         steady = SteadyWrites()
+        # The unexpected error the ticks fail with while they do (:meth:`_broken`).
+        broken: _Broken | None = None
         unscheduled: set[str] = set()
         try:
             while not stop.is_set():
@@ -674,6 +684,9 @@ class GrabScheduler:
                     if failing is not None and self._works_again(failing, steady):
                         logger.info("%s: the scheduler works again", self.owner, extra=TOLD)
                         failing = None
+                    if broken is not None:
+                        self._mended(broken)
+                        broken = None
                 except (redis.RedisError, RuleError) as exc:
                     # Redis away (a restart, a failover), or the rules folder unreadable: next tick.
                     steady.reset()
@@ -684,11 +697,70 @@ class GrabScheduler:
                             "%s: a tick failed (%s); trying again every tick%s", self.owner, exc, why
                         )
                         failing = kind
+                except Exception as exc:  # noqa: BLE001 - a fault of the scheduler's: said, the next tick tries
+                    broken = self._broken(exc, broken)
                 stop.wait(self.tick_seconds)
         finally:
             if leading:
                 with contextlib.suppress(redis.RedisError):
                     self.resign()
+
+    def _broken(self, failure: Exception, broken: _Broken | None) -> _Broken:
+        """A tick failed with ``failure``, an unexpected error (neither Redis's nor the rules folder's);
+        ``broken``, the one the ticks failed with before it, if any. A new one (another type, or raised at
+        another line) is logged with its traceback; one that goes on is counted, and said with its count
+        at most once a ``TICK_FAILURE_REMINDER_SECONDS``. Written in Redis for `crawler status`, when
+        Redis takes it."""
+        now = self.monotonic()
+        reason = f"{type(failure).__name__}: {failure}"
+        place = _raised_at(failure)
+        if broken is None or broken.place != place:
+            if broken is not None:
+                self._say_unsaid(broken, now)
+            logger.error(
+                "%s: a tick failed with an unexpected error, %s (a fault of the scheduler: its traceback"
+                " follows); no grab is queued while it lasts: trying again every tick, the ticks that fail"
+                " so said once a minute with their count",
+                self.owner,
+                reason,
+                exc_info=failure,
+            )
+            broken = _Broken(place, reason, since=time.time(), said=now)
+        else:
+            broken.reason = reason
+            broken.ticks += 1
+            broken.unsaid += 1
+            if now - broken.said >= TICK_FAILURE_REMINDER_SECONDS:
+                self._say_unsaid(broken, now)
+        record = {"scheduler": self.owner, "error": reason, "since": broken.since, "ticks": broken.ticks}
+        with contextlib.suppress(redis.RedisError):
+            self.server.set(self.keys.tick_failure, json.dumps(record))
+        return broken
+
+    def _say_unsaid(self, broken: _Broken, now: float) -> None:
+        if broken.unsaid:
+            logger.error(
+                "%s: %s failed so in the %.0f s since the last line (%s in all), the last: %s",
+                self.owner,
+                counted(broken.unsaid, "more tick"),
+                now - broken.said,
+                counted(broken.ticks, "tick"),
+                broken.reason,
+            )
+        broken.said, broken.unsaid = now, 0
+
+    def _mended(self, broken: _Broken) -> None:
+        """A tick went through after ``broken`` failed the ticks before it: said, with their count, and its
+        record for `crawler status` removed."""
+        logger.info(
+            "%s: the scheduler works again, after %s failed with %s",
+            self.owner,
+            counted(broken.ticks, "tick"),
+            broken.reason,
+            extra=TOLD,
+        )
+        with contextlib.suppress(redis.RedisError):
+            self.server.delete(self.keys.tick_failure)
 
     def _works_again(self, failing: str, steady: SteadyWrites) -> bool:
         """A tick went through while the ticks failed of the kind ``failing``: the failure is over, but one
@@ -717,6 +789,27 @@ class GrabScheduler:
         except redis.RedisError:
             return ""
         return f"; {refused}" if refused else ""
+
+
+@dataclass(slots=True)
+class _Broken:
+    """The unexpected error the ticks fail with: where it was raised (what tells one error from another),
+    the last one's type and message, when it began (epoch seconds), the ticks it failed, and those since
+    its last line (said at ``said``, monotonic seconds)."""
+
+    place: str
+    reason: str
+    since: float
+    said: float
+    ticks: int = 1
+    unsaid: int = 0
+
+
+def _raised_at(failure: BaseException) -> str:
+    """``TypeError at /path/grabs.py:312``: the type of ``failure`` and the line that raised it."""
+    frames = traceback.extract_tb(failure.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(failure).__name__}{where}"
 
 
 def _kind(failure: Exception, why: str) -> str:
