@@ -1175,6 +1175,35 @@ def test_a_cron_of_days_of_month_and_week_names_the_days_cron_does(expression: s
     assert found == days
 
 
+@pytest.mark.parametrize(
+    ("expression", "read", "days"),
+    [
+        # From Sunday 2026-11-29 noon; croniter read 7/2 as 0/2 (Tue, Thu, Sat, Sun), 1/2 as 1-6/2 (Mon,
+        # Wed, Fri), 6/1 as Saturday alone.
+        ("0 0 * * 7/2", "0 0 * * 7", ["Sun 12-06", "Sun 12-13", "Sun 12-20", "Sun 12-27"]),
+        ("0 0 * * 1/2", "0 0 * * 1-7/2", ["Mon 11-30", "Wed 12-02", "Fri 12-04", "Sun 12-06"]),
+        ("0 0 * * mon/2", "0 0 * * 1-7/2", ["Mon 11-30", "Wed 12-02", "Fri 12-04", "Sun 12-06"]),
+        ("0 0 * * 6/1", "0 0 * * 6-7/1", ["Sat 12-05", "Sun 12-06", "Sat 12-12", "Sun 12-13"]),
+        ("0 0 * * 0/3", "0 0 * * 0-7/3", ["Wed 12-02", "Sat 12-05", "Sun 12-06", "Wed 12-09"]),
+        # Other fields: croniter reads N/S as N-highest/S already; kept as written.
+        ("0 0 10/7 * *", "0 0 10/7 * *", ["Thu 12-10", "Thu 12-17", "Thu 12-24", "Thu 12-31"]),
+    ],
+)
+def test_a_day_of_week_step_from_one_value_runs_to_sunday_as_7(
+    expression: str, read: str, days: list[str]
+) -> None:
+    """A step from one value, ``N/S``, reads as ``N-highest/S`` (the other fields' reading, croniter's
+    too); in day of week the highest is 7, Sunday, as in cron's ranges (``1-7/2``), which croniter left out
+    (``7/2`` named Tue, Thu, Sat and Sun instead of Sunday alone)."""
+    assert check_cron(expression) == read
+    moment = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()  # a Sunday
+    found = []
+    for _ in days:
+        moment = cron_after(check_cron(expression), moment)
+        found.append(f"{datetime.fromtimestamp(moment, UTC):%a %m-%d}")
+    assert found == days
+
+
 def test_schedule_in_a_rule(tmp_path: Path) -> None:
     rule = load_rule(write(tmp_path, "cron.yaml", MINIMAL_RULE + "schedule: {cron: '*/20  * * * *'}\n"))
     assert (rule.every, rule.cron) == (None, "*/20 * * * *")

@@ -101,7 +101,11 @@ def cron_after(expression: str, moment: float) -> float:
 
 def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[str, int]) -> str:
     """``item`` of the field ``name``, a range of one value (``3-3``, ``3-3/2``) as that value: croniter
-    (7.0) reads such a range as ``*``, every value (``0 3-3 * * *`` every hour, not at 03:00)."""
+    (7.0) reads such a range as ``*``, every value (``0 3-3 * * *`` every hour, not at 03:00); and a step
+    from one value in day of week, ``N/S``, as ``N-7/S`` (``1/2``: Mon, Wed, Fri, Sun; ``7/2``: Sunday),
+    the ``N-highest/S`` croniter reads in the other fields (``5/15`` minutes: 5, 20, 35, 50). Cron (Vixie
+    cron, cronie: steps after a range or ``*`` alone) rejects ``N/S``; it is read so rather than made an
+    error of rules that load."""
     span, slash, step = item.partition("/")
     if slash and (not _CRON_NUMBER_RE.fullmatch(step) or not 1 <= int(step) <= high - low + 1):
         raise ValueError(f"{name} step {shown(step)} is not a number from 1 to {high - low + 1}")
@@ -110,6 +114,10 @@ def _check_cron_item(item: str, name: str, low: int, high: int, names: Mapping[s
     start, dash, end = span.partition("-")
     first = _cron_value(start, name, low, high, names)
     if not dash:
+        if slash and names is _WEEKDAYS:
+            # N/S runs to 7, Sunday, as cron's ranges of days of week do: croniter stops at 6 (and reads
+            # 7/S as 0/S).
+            return start if first == high else f"{first}-{high}/{step}"
         return item
     last = _cron_value(end, name, low, high, names)
     if last < first:
