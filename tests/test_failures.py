@@ -1087,6 +1087,26 @@ def test_dead_drop_says_the_pages_stay_seen_and_the_temp_url_it_names_fetches_on
     assert path in site.stored()
 
 
+def test_dead_drop_of_a_removed_site_names_no_temp_crawl_of_it(site: Site) -> None:
+    """A site whose rule file was removed (docs/rules.md, "To remove a site"): `crawler dead drop --site`
+    of its dead letters said `crawler temp SITE --url URL` fetches its page again, which fails for a site
+    with no rule. It says that no crawl reads the site, and that the temp crawl does once the rule is back."""
+    path = f"/flaky/{unique('removed')}?fail=3"
+    site.rule(path)
+    first = site.temp()
+    assert first.returncode == 1 and len(site.dead()) == 1, first.stdout
+    (site.rules / f"{site.name}.yaml").unlink()
+    site.write_rule(RULE.format(start=site.server.url("/a/plain")), "other")
+    dropped = site.crawler("dead", "drop", "--site", site.name)
+    assert dropped.returncode == 0, dropped.stderr
+    assert dropped.stdout.splitlines() == [
+        "dropped 1 dead letter",
+        f"its page stays seen: {site.name} has no rule file ({site.rules / site.name}.yaml), so no crawl"
+        f" reads it; once that file is back, crawls of {site.name} skip it and `crawler temp {site.name}"
+        " --url URL` fetches it again",
+    ], dropped.stdout
+
+
 def test_a_temp_crawl_continued_whose_requeued_dead_letter_is_the_start_url_says_it_read_it_again(
     site: Site,
 ) -> None:

@@ -27,7 +27,7 @@ from crawler.deadletters import DeadLetter, dead_letter_pages, requeue
 from crawler.errors import InputError
 from crawler.redisio.connection import connect, decoded
 from crawler.redisio.queue import LeasedQueue
-from crawler.rules import rule_file
+from crawler.rules import RULE_SUFFIX, rule_file, rule_sites
 from crawler.status import no_worker, queue_size, site_in_redis, workers_alive
 
 __all__ = ["run_drop", "run_list", "run_requeue"]
@@ -296,13 +296,40 @@ def run_drop(args: argparse.Namespace) -> int:
             pages += sum(1 for letter in letters if letter.seen)
             seen_sites.update(letter.site or "" for letter in letters if letter.seen)
     print(f"dropped {counted(dropped, 'dead letter')}")
-    sites = sorted(seen_sites)
     if pages:
-        temp = suggest(f"temp {sites[0] if len(sites) == 1 else 'SITE'} --url URL")
-        if pages == 1:
-            which = "its page stays" if chosen == 1 else "the page of 1 stays"
-            print(f"{which} seen: crawls of {sites[0]} skip it; `{temp}` fetches it again")
-        else:
-            which = f"their {pages:,} pages stay" if pages == chosen else f"the pages of {pages:,} stay"
-            print(f"{which} seen: crawls of {', '.join(sites)} skip them; `{temp}` fetches one again")
+        print(_stay_seen(pages, chosen, sorted(seen_sites)))
     return 0
+
+
+def _stay_seen(pages: int, chosen: int, sites: list[str]) -> str:
+    """What becomes of the ``pages`` of ``chosen`` dropped letters, of ``sites``, that stay seen: crawls of
+    a site skip them, and `crawler temp SITE --url URL` fetches one again; a site whose rule file was
+    removed has no crawl, nor a temp crawl until its rule file is back."""
+    folder = Config.from_env().rules_dir
+    ruled = set(rule_sites(folder))
+    removed = [site for site in sites if site not in ruled]
+    temp = suggest(f"temp {sites[0] if len(sites) == 1 else 'SITE'} --url URL")
+    it, again = ("it", "it") if pages == 1 else ("them", "one")
+    if pages == 1:
+        which = "its page stays" if chosen == 1 else "the page of 1 stays"
+    else:
+        which = f"their {pages:,} pages stay" if pages == chosen else f"the pages of {pages:,} stay"
+    if not removed:
+        return f"{which} seen: crawls of {', '.join(sites)} skip {it}; `{temp}` fetches {again} again"
+    if len(removed) == 1:
+        unruled = f"{removed[0]} has no rule file ({folder / removed[0]}{RULE_SUFFIX})"
+        back = "once that file is back"
+    else:
+        unruled = f"{', '.join(removed)} have no rule file in {folder}"
+        back = "once their files are back"
+    if len(removed) == len(sites):
+        return (
+            f"{which} seen: {unruled}, so no crawl reads {it}; {back}, crawls of {', '.join(sites)} skip"
+            f" {it} and `{temp}` fetches {again} again"
+        )
+    ruled_sites = ", ".join(site for site in sites if site in ruled)
+    whose = "its" if len(removed) == 1 else "their"
+    return (
+        f"{which} seen: crawls of {ruled_sites} skip {it}; `{temp}` fetches {again} again; {unruled}: no"
+        f" crawl reads {whose} pages until {back.removeprefix('once ')}"
+    )
