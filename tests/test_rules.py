@@ -1325,6 +1325,21 @@ def test_rules_check_messages_name_the_problem_and_what_is_expected(
             "'rules/wire.yaml' is a rule file, not a site id: give the site id, the rule file's name without"
             " .yaml, 'wire' for rules/wire.yaml (sites: citynews, wire)",
         ),
+        (
+            "wire.yml",
+            "'wire.yml' is a file name, not a site id: give the site id, the rule file's name without .yaml,"
+            " 'wire' for rules/wire.yaml (sites: citynews, wire)",
+        ),
+        (
+            "rules/wire.yml",
+            "'rules/wire.yml' is a path, not a site id: give the site id, the rule file's name without .yaml,"
+            " 'wire' for rules/wire.yaml (sites: citynews, wire)",
+        ),
+        (
+            "citynew.yml",
+            "'citynew.yml' is no site id (a site id is a rule file's name without .yaml), and"
+            " 'rules/citynew.yaml' does not exist; did you mean 'citynews'? (sites: citynews, wire)",
+        ),
     ],
 )
 def test_a_rule_file_name_for_a_site_gives_the_site_id_only_when_that_site_has_a_rule(
@@ -1338,6 +1353,46 @@ def test_a_rule_file_name_for_a_site_gives_the_site_id_only_when_that_site_has_a
     with pytest.raises(InputError) as raised:
         rule_file(Path("rules"), given)
     assert str(raised.value) == said
+
+
+def test_a_yml_file_name_for_a_site_says_the_file_is_not_read_and_a_site_id_with_a_dot_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name with a .yml suffix was taken for a site id whole ('rules/old.yml.yaml' does not exist): the
+    .yml file there is said to be unread, with its rename; a site id with a dot in it (its file
+    rules/wire.yml.yaml) is still that site's."""
+    write(tmp_path / "rules", "old.yml", MINIMAL_RULE)
+    write(tmp_path / "rules", "wire.yml.yaml", MINIMAL_RULE)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as raised:
+        rule_file(Path("rules"), "old.yml")
+    assert str(raised.value) == (
+        "'old.yml' is a file name, not a site id, and 'rules/old.yaml' does not exist; rules/old.yml: rule"
+        ' files end in .yaml: this one is not read (expected a .yaml file: rename "rules/old.yml" to'
+        ' "rules/old.yaml")'
+    )
+    assert rule_file(Path("rules"), "wire.yml") == Path("rules/wire.yml.yaml")
+
+
+def test_rules_try_of_a_yml_name_gives_the_site_id_and_of_a_yml_file_tries_it(tmp_path: Path) -> None:
+    """`rules try wire.yml` said "'rules/wire.yml.yaml' does not exist; did you mean 'wire'?", and so did
+    a draft.yml file given, which it now tries, saying that a rules folder does not read it."""
+    write(tmp_path / "rules", "wire.yaml", MINIMAL_RULE)
+    index = write(tmp_path, "index.html", INDEX_PAGE)
+    run = crawler("rules", "try", "wire.yml", str(index), cwd=tmp_path)
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == (
+        "crawler rules try: error: 'wire.yml' is a file name, not a site id: give the site id, the rule"
+        " file's name without .yaml, 'wire' for rules/wire.yaml (sites: wire)\n"
+    )
+    write(tmp_path, "draft.yml", MINIMAL_RULE)
+    run = crawler("rules", "try", "draft.yml", str(index), cwd=tmp_path)
+    assert run.code == 0, run.stderr
+    assert run.stdout.startswith("rule       draft, draft.yml\n"), run.stdout
+    assert run.stderr == (
+        "crawler rules try: note: draft.yml: rule files end in .yaml: a rules folder does not read this one"
+        ' (rename "draft.yml" to "draft.yaml" in it)\n'
+    )
 
 
 def test_a_site_of_an_empty_rules_folder_names_the_folder_as_holding_no_rule_file(

@@ -32,6 +32,7 @@ from crawler.published import published_date
 from crawler.rules import (
     RULE_SUFFIX,
     STANDARD_FIELDS,
+    YAML_SUFFIXES,
     Rule,
     RuleError,
     RuleErrors,
@@ -331,8 +332,15 @@ def run_rules_try(args: argparse.Namespace) -> int:
     """``crawler rules try``: the links, next page and fields SITE's rule finds on one page."""
     candidate = Path(args.site)
     directory = Config.from_env().rules_dir
-    if args.site.endswith(RULE_SUFFIX) and candidate.is_file():
+    if candidate.suffix in YAML_SUFFIXES and candidate.is_file():
         path = candidate
+        if candidate.suffix != RULE_SUFFIX:
+            renamed = shown_value(str(candidate.with_suffix(RULE_SUFFIX)), None)
+            tell(
+                "note",
+                f"{candidate}: rule files end in {RULE_SUFFIX}: a rules folder does not read this one (rename"
+                f" {shown_value(str(candidate), None)} to {renamed} in it)",
+            )
     elif candidate.name != args.site:
         # A path (a site id has no folder in it): the file it names is missing, or a folder.
         sites = ", ".join(rule_sites(directory)) or "none"

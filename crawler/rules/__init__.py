@@ -27,6 +27,7 @@ from crawler.rules.errors import RuleError, RuleErrors
 from crawler.rules.expressions import REGEX_TIMEOUT, RegexBudget, RuleRegex, RuleXPath
 from crawler.rules.load import (
     RULE_SUFFIX,
+    YAML_SUFFIXES,
     RuleFiles,
     RulesStamp,
     is_site_id,
@@ -54,6 +55,7 @@ __all__ = [
     "REGEX_TIMEOUT",
     "RULE_SUFFIX",
     "STANDARD_FIELDS",
+    "YAML_SUFFIXES",
     "FieldRule",
     "LinkRule",
     "RegexBudget",

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_RULE_BYTES",
     "MAX_RULE_NESTING",
     "RULE_SUFFIX",
+    "YAML_SUFFIXES",
     "RuleFiles",
     "RulesStamp",
     "is_site_id",
@@ -46,6 +47,8 @@ __all__ = [
 # Rule files are small; anything larger is a mistake (or an attack on the YAML parser).
 MAX_RULE_BYTES: Final = 1024 * 1024
 RULE_SUFFIX: Final = ".yaml"
+# The suffixes of a YAML file: rule files have the first; a file name with either is no site id.
+YAML_SUFFIXES: Final = (RULE_SUFFIX, ".yml")
 # How many earlier values of a repeated key are checked (each one builds the whole rule again): a key
 # repeated more often is a paste gone wrong, and a 1 MB file of it would take hours.
 HIDDEN_VALUES_CHECKED: Final = 3
@@ -355,31 +358,54 @@ def _known(directory: Path, sites: Sequence[str]) -> str:
 
 def rule_file(directory: Path, site: str) -> Path:
     """The rule file of ``site`` in ``directory``; :class:`InputError` naming the sites there (and the
-    one meant, if one is close) when there is none."""
-    if site.endswith(RULE_SUFFIX) or Path(site).name != site:
-        stem = Path(site).name.removesuffix(RULE_SUFFIX)
-        named = directory / f"{stem}{RULE_SUFFIX}"
-        sites = rule_sites(directory)
-        known = _known(directory, sites)
-        if stem in sites:
-            raise InputError(
-                f"{site!r} is a rule file, not a site id: give the site id, the rule file's name without"
-                f" {RULE_SUFFIX}, {stem!r} for {named} ({known})"
-            )
-        missing = f", and {str(named)!r} does not exist{did_you_mean(stem, sites)}" if stem else ""
-        raise InputError(
-            f"{site!r} is no site id (a site id is a rule file's name without {RULE_SUFFIX}){missing}"
-            f" ({known})"
-        )
+    one meant, if one is close) when there is none. A path or a file name (``wire.yaml``, ``wire.yml``) is
+    no site id: the error gives the site id of its name (``wire``) when that site has a rule file, unless
+    a site id with a dot has that name (``rules/wire.yml.yaml``, the rule of site ``wire.yml``)."""
+    name = Path(site).name
+    stem = _yaml_stem(name)
+    if name != site or (stem != site and not (directory / f"{site}{RULE_SUFFIX}").is_file()):
+        raise InputError(_no_site_id(directory, site, stem))
     path = directory / f"{site}{RULE_SUFFIX}"
     if path.is_file():
         return path
-    other = directory / f"{site}.yml"
+    other = directory / f"{site}{YAML_SUFFIXES[1]}"
     if other.is_file():
         raise InputError(f"no rule for site {site!r}: {str(path)!r} does not exist; {_not_read(other)}")
     sites = rule_sites(directory)
     known = _known(directory, sites)
     raise InputError(f"no rule for site {site!r}: {str(path)!r} {_no_file(path, site, sites)} ({known})")
+
+
+def _yaml_stem(name: str) -> str:
+    """``name`` without its YAML suffix (``.yaml``, or ``.yml``, which rule files do not have)."""
+    for suffix in YAML_SUFFIXES:
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def _no_site_id(directory: Path, site: str, stem: str) -> str:
+    """Why ``site``, a path or a file name whose site id would be ``stem``, names no rule of
+    ``directory``: the site id to give when ``stem`` has a rule file, else what is missing there."""
+    named = directory / f"{stem}{RULE_SUFFIX}"
+    sites = rule_sites(directory)
+    known = _known(directory, sites)
+    if site.endswith(RULE_SUFFIX):
+        what = "a rule file"
+    else:
+        what = "a file name" if Path(site).name == site else "a path"
+    if stem in sites:
+        return (
+            f"{site!r} is {what}, not a site id: give the site id, the rule file's name without"
+            f" {RULE_SUFFIX}, {stem!r} for {named} ({known})"
+        )
+    unread = directory / f"{stem}{YAML_SUFFIXES[1]}"
+    if stem and unread.is_file():
+        return f"{site!r} is {what}, not a site id, and {str(named)!r} does not exist; {_not_read(unread)}"
+    missing = f", and {str(named)!r} does not exist{did_you_mean(stem, sites)}" if stem else ""
+    return (
+        f"{site!r} is no site id (a site id is a rule file's name without {RULE_SUFFIX}){missing} ({known})"
+    )
 
 
 def _no_file(path: Path, site: str, sites: list[str]) -> str:
@@ -435,8 +461,9 @@ def load_rule(
     regex_timeout: float = REGEX_TIMEOUT,
     reads: list[Path] | None = None,
 ) -> Rule:
-    """The rule of one file (its name without ``.yaml`` is the site id); :class:`RuleErrors` lists every
-    error of the file otherwise. The other files it read are added to ``reads`` (:func:`parse_rule`)."""
+    """The rule of one file (its name without ``.yaml``, or ``.yml``, is the site id); :class:`RuleErrors`
+    lists every error of the file otherwise. The other files it read are added to ``reads``
+    (:func:`parse_rule`)."""
     path = Path(path)
     file = str(path)
     try:
@@ -457,7 +484,7 @@ def load_rule(
         raise RuleErrors(file, [RuleError(file, "", problem, "a UTF-8 YAML file")]) from None
     return parse_rule(
         text,
-        site=path.name.removesuffix(RULE_SUFFIX),
+        site=_yaml_stem(path.name),
         file=file,
         min_body_chars=min_body_chars,
         regex_timeout=regex_timeout,
