@@ -95,6 +95,10 @@ index:
   links: {allow: ['/citynews/']}
 """
 
+# MINIMAL_RULE's site is on 127.0.0.1: the network guard off, as in a crawl of it, `rules check` does not warn
+# of that domain in the tests of other warnings and errors.
+GUARD_OFF = {ALLOW_PRIVATE_NETWORKS_ENV: "1"}
+
 INDEX_PAGE = """<!DOCTYPE html>
 <html><head><title>City News</title></head><body>
 <nav><a href="/citynews/2026/menu-story.html">In the menu, outside the list</a></nav>
@@ -630,7 +634,7 @@ def test_rules_check_warns_of_a_schedule_shorter_than_the_schedulers_tick(tmp_pa
     write(tmp_path / "rules", "fast.yaml", MINIMAL_RULE + "schedule: {every: 1s}\n")
     write(tmp_path / "rules", "bounded.yaml", MINIMAL_RULE + "schedule: {every: 1m, min: 3s}\n")
     write(tmp_path / "rules", "steady.yaml", MINIMAL_RULE + "schedule: {every: 5s}\n")
-    run = crawler("rules", "check", cwd=tmp_path)
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     tick = "the scheduler's tick, SCHEDULE_TICK_SECONDS (5s): its grabs would come once a tick"
     assert (run.code, run.stdout.splitlines()) == (
         0,
@@ -640,6 +644,32 @@ def test_rules_check_warns_of_a_schedule_shorter_than_the_schedulers_tick(tmp_pa
             "3 rules ok, 2 warnings",
         ],
     )
+
+
+def test_rules_check_warns_of_a_private_domain_the_crawl_would_refuse(tmp_path: Path) -> None:
+    """`domains: [127.0.0.1]` without `allow_private_addresses: true` passed the check, and then every
+    request of the crawl was refused: the check warns of each such domain, naming the key and the fix."""
+    private = "domains: [127.0.0.1, 10.1.2.3, localhost, news.example]\n" + MINIMAL_RULE.split("\n", 2)[2]
+    write(tmp_path / "rules", "local.yaml", private)
+    write(tmp_path / "rules", "allowed.yaml", private + "allow_private_addresses: true\n")
+    run = crawler("rules", "check", cwd=tmp_path)
+    fix = (
+        "(expected `allow_private_addresses: true` in rules/local.yaml for a site on this machine or an"
+        " intranet, or the site's public host name)"
+    )
+    refused = "which the crawl refuses to fetch: every request to it fails"
+    assert (run.code, run.stdout.splitlines()) == (
+        0,
+        [
+            f'rules/local.yaml: domains: warning: "127.0.0.1" is a loopback address, {refused} {fix}',
+            f'rules/local.yaml: domains: warning: "10.1.2.3" is a private address, {refused} {fix}',
+            f'rules/local.yaml: domains: warning: "localhost" is a name of this machine (a loopback address),'
+            f" {refused} {fix}",
+            "2 rules ok, 3 warnings",
+        ],
+    )
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
+    assert (run.code, run.stdout) == (0, "2 rules ok\n"), "the guard off (tests only), nothing is refused"
 
 
 def test_rules_check_warns_of_a_custom_field_that_looks_like_a_misspelt_standard_one(tmp_path: Path) -> None:
@@ -655,7 +685,7 @@ def test_rules_check_warns_of_a_custom_field_that_looks_like_a_misspelt_standard
     # A custom field beside the standard one it resembles is meant: no warning.
     deliberate = "article:\n  fields:\n    author: {xpath: '//b'}\n    authors: {xpath: '//i'}\n"
     write(tmp_path / "rules", "meant.yaml", MINIMAL_RULE + deliberate)
-    run = crawler("rules", "check", cwd=tmp_path)
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     custom = "is a custom field, stored under fields"
     assert (run.code, run.stdout.splitlines()) == (
         0,
@@ -686,7 +716,7 @@ def test_rules_check_warns_of_an_api_field_that_looks_like_a_misspelt_standard_o
             title: {xpath: "//h1"}
     """
     write(tmp_path / "rules", "feed.yaml", textwrap.dedent(api))
-    run = crawler("rules", "check", cwd=tmp_path)
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     assert (run.code, run.stdout.splitlines()) == (
         0,
         [
@@ -1991,11 +2021,11 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
     write(rules, "gamma.yaml", FULL_RULE)
     write(rules, "delta.yaml", MINIMAL_RULE)
 
-    run = crawler("rules", "check", cwd=tmp_path)  # the default folder: ./rules
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)  # the default folder: ./rules
     assert (run.code, run.stdout, run.stderr) == (0, "3 rules ok\n", "")
 
     write(rules, "broken.yaml", MINIMAL_RULE.replace("['/citynews/']", "['(']") + "depth: 0\n")
-    run = crawler("rules", "check", cwd=tmp_path)
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     assert run.code == 1
     assert run.stdout.splitlines() == [
         'rules/broken.yaml: index.links.allow[0]: invalid regex "(": missing ) at position 1'
@@ -2006,46 +2036,48 @@ def test_rules_check_exit_codes_and_output(tmp_path: Path) -> None:
 
     other = tmp_path / "other"
     write(other, "epsilon.yaml", "index: [\n")
-    run = crawler("rules", "check", cwd=tmp_path, env={"CRAWLER_RULES_DIR": str(other)})
+    run = crawler("rules", "check", cwd=tmp_path, env={**GUARD_OFF, "CRAWLER_RULES_DIR": str(other)})
     assert run.code == 1
     assert run.stdout.splitlines()[-1] == "0 rules ok, 1 file with 1 error"
     assert run.stdout.startswith(f"{other / 'epsilon.yaml'}: line 2, column 1: invalid YAML: ")
 
-    run = crawler("rules", "check", "rules/alpha.yaml", "rules/gamma.yaml", cwd=tmp_path)
+    run = crawler("rules", "check", "rules/alpha.yaml", "rules/gamma.yaml", cwd=tmp_path, env=GUARD_OFF)
     assert (run.code, run.stdout) == (0, "2 rules ok\n")
     write(other, "alpha.yaml", MINIMAL_RULE)
-    run = crawler("rules", "check", "rules/alpha.yaml", str(other / "alpha.yaml"), cwd=tmp_path)
+    run = crawler(
+        "rules", "check", "rules/alpha.yaml", str(other / "alpha.yaml"), cwd=tmp_path, env=GUARD_OFF
+    )
     assert run.code == 1
     assert 'site id "alpha" is also the site of rules/alpha.yaml' in run.stdout
 
-    run = crawler("rules", "check", "nowhere", cwd=tmp_path)
+    run = crawler("rules", "check", "nowhere", cwd=tmp_path, env=GUARD_OFF)
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
         "crawler rules check: error: no such rule file, folder or site: 'nowhere' (expected a rule file, a"
         " folder of *.yaml rules, or the site id of a rule in rules: alpha, broken, delta, gamma)\n"
     )
     # A site id, as `temp` and `rules try` take one, was 'no such rule file or folder': its rule is checked.
-    run = crawler("rules", "check", "broken", cwd=tmp_path)
+    run = crawler("rules", "check", "broken", cwd=tmp_path, env=GUARD_OFF)
     assert run.code == 1, run.stderr
     assert run.stdout.splitlines()[-1] == "0 rules ok, 1 file with 2 errors", run.stdout
     assert run.stdout.startswith("rules/broken.yaml: index.links.allow[0]: invalid regex"), run.stdout
-    run = crawler("rules", "check", "alpah", cwd=tmp_path)
+    run = crawler("rules", "check", "alpah", cwd=tmp_path, env=GUARD_OFF)
     assert run.code == 2
     assert "no such rule file, folder or site: 'alpah'; did you mean 'alpha'? (expected" in run.stderr
 
     (tmp_path / "empty").mkdir()
     write(tmp_path / "empty", "notes.txt", "not a rule")
-    run = crawler("rules", "check", "empty", cwd=tmp_path)
+    run = crawler("rules", "check", "empty", cwd=tmp_path, env=GUARD_OFF)
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
         "crawler rules check: error: no rule files in 'empty': a rule is a <site>.yaml file"
         " (docs/rules.md); give the folder that has them\n"
     )
-    run = crawler("rules", "check", "empty", "rules/alpha.yaml", cwd=tmp_path)
+    run = crawler("rules", "check", "empty", "rules/alpha.yaml", cwd=tmp_path, env=GUARD_OFF)
     assert (run.code, run.stdout) == (0, "1 rule ok\n")
     assert run.stderr == "crawler rules check: note: no rule files in 'empty'\n"
 
-    run = crawler("rules", "check", cwd=tmp_path / "empty")
+    run = crawler("rules", "check", cwd=tmp_path / "empty", env=GUARD_OFF)
     assert (run.code, run.stdout) == (2, "")
     assert run.stderr == (
         "crawler rules check: error: the rules folder 'rules' does not exist: give the folder of your site"
@@ -2209,7 +2241,7 @@ def test_rules_check_names_a_bad_timezone_and_passes_the_other_rules(tmp_path: P
     write(tmp_path / "rules", "beijing.yaml", MINIMAL_RULE + "timezone: Asia/Shangai\n")
     write(tmp_path / "rules", "berlin.yaml", MINIMAL_RULE + "timezone: Europe/Berlin\n")
     write(tmp_path / "rules", "plain.yaml", MINIMAL_RULE)
-    run = crawler("rules", "check", cwd=tmp_path)
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     assert run.code == 1
     assert run.stdout.splitlines()[0].startswith(
         'rules/beijing.yaml: timezone: "Asia/Shangai" is no time zone; did you mean "Asia/Shanghai"?'
@@ -2818,7 +2850,7 @@ def test_a_rule_file_or_session_file_that_is_a_fifo_is_named_not_waited_on(tmp_p
     (rules / "sessions").mkdir()
     os.mkfifo(rules / "sessions" / "alice.yaml")
     write(rules, "beta.yaml", MINIMAL_RULE + "access:\n  sessions: [sessions/alice.yaml]\n")
-    run = crawler("rules", "check", cwd=tmp_path)
+    run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     assert run.code == 1
     assert run.stdout.splitlines() == [
         "rules/beta.yaml: access.sessions[0]: cannot read rules/sessions/alice.yaml: a FIFO (named pipe),"
@@ -2836,7 +2868,7 @@ def test_a_rule_file_that_is_a_socket_is_named_as_one(tmp_path: Path) -> None:
     write(rules, "alpha.yaml", MINIMAL_RULE)
     with socket.socket(socket.AF_UNIX) as bound:
         bound.bind(str(rules / "sock.yaml"))
-        run = crawler("rules", "check", cwd=tmp_path)
+        run = crawler("rules", "check", cwd=tmp_path, env=GUARD_OFF)
     assert run.code == 1
     assert run.stdout.splitlines() == [
         "rules/sock.yaml: cannot read the file: a socket, not a regular file (expected a regular file)",

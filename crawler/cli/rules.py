@@ -63,6 +63,7 @@ from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import NotASitemapError, Sitemap, SitemapError, read_sitemap
 from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
+from crawler.worker.netguard import blocked_reason
 from crawler.worker.pipelines.clean import clean_line
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded
@@ -147,7 +148,53 @@ def _checked_path(given: str) -> Path:
 
 def _warnings(rule: Rule) -> list[RuleError]:
     """The warnings of ``rule`` that ``rules check`` prints (they do not fail the check)."""
-    return [*_schedule_warnings(rule), *_field_warnings(rule), *_site_warnings(rule), *_seed_warnings(rule)]
+    return [
+        *_schedule_warnings(rule),
+        *_field_warnings(rule),
+        *_site_warnings(rule),
+        *_seed_warnings(rule),
+        *_private_warnings(rule),
+    ]
+
+
+def _private_warnings(rule: Rule) -> list[RuleError]:
+    """A warning for each domain of ``rule`` (or of its discover crawl) that is a loopback, private or
+    reserved address, or a name of this machine (``localhost``), when the rule lacks
+    ``allow_private_addresses: true``: the network guard refuses every request to it (unless
+    CRAWLER_ALLOW_PRIVATE_NETWORKS, tests only, turns the guard off). Not an error: the rule loads, and
+    its other domains may be public."""
+    if rule.allow_private or Config.from_env().allow_private_networks:
+        return []
+    keyed = [("domains", domain) for domain in rule.domains]
+    if rule.discover is not None:
+        keyed += [("discover.domains", domain) for domain in rule.discover.domains]
+    warnings = []
+    for key, domain in keyed:
+        reason = _private_reason(domain)
+        if reason is None:
+            continue
+        warnings.append(
+            RuleError(
+                str(rule.path),
+                key,
+                f"warning: {shown_value(domain)} is {reason}, which the crawl refuses to fetch: every request"
+                " to it fails",
+                f"`allow_private_addresses: true` in {rule.path} for a site on this machine or an intranet,"
+                " or the site's public host name",
+            )
+        )
+    return warnings
+
+
+def _private_reason(domain: str) -> str | None:
+    """Why the network guard refuses ``domain`` (an IP address, or a name of this machine) whatever it
+    resolves to; None for a host name, which only its resolution tells."""
+    if domain == "localhost" or domain.endswith(".localhost"):
+        return "a name of this machine (a loopback address)"
+    try:
+        return blocked_reason(domain)
+    except ValueError:
+        return None
 
 
 def _schedule_warnings(rule: Rule) -> list[RuleError]:
