@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import re
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -1138,6 +1139,46 @@ def test_a_weeks_file_renamed_alone_under_writing_stores_keeps_every_article_it_
         assert store.count() == writers
 
 
+@pytest.mark.parametrize("other", ["another week's file", "a file in WAL mode"])
+def test_a_weeks_file_replaced_by_mv_of_another_database_under_a_writing_store_is_read_as_it_is(
+    tmp_path: Path, other: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`mv OTHER articles_2026w47.sqlite` while a worker writes the week, its -wal and -shm left at the
+    path: the worker let its file go (replaced) and opened the one now there, and SQLite applied the -wal
+    left at the path, the replaced file's, to it: the file put there "malformed" (or its rows out of order),
+    the worker's later writes, acknowledged, in it. Now the worker applies that -wal to the file it had open
+    and removes it before it opens the one put there, which is read as it was put there."""
+    with SqliteStore(tmp_path / "data") as store:
+        store.upsert_many([article(f"http://news.test/last-{n}", "2026-11-13T10:00:00Z") for n in range(10)])
+        store.upsert_many([article(f"http://news.test/first-{n}", "2026-11-20T10:00:00Z") for n in range(20)])
+        path = store.path("2026w47")
+        assert path.with_name(path.name + "-wal").stat().st_size > 0, "the articles are in the -wal"
+        if other == "a file in WAL mode":
+            with SqliteStore(tmp_path / "other") as elsewhere:
+                elsewhere.upsert(article("http://news.test/elsewhere", "2026-11-20T09:00:00Z"))
+                source = elsewhere.path("2026w47")
+            kept = ["http://news.test/elsewhere"]
+        else:
+            store.flush()
+            source = tmp_path / "copy.sqlite"
+            shutil.copy(store.path("2026w46"), source)
+            kept = [f"http://news.test/last-{n}" for n in range(10)]
+        source.rename(path)
+        assert store.upsert(article("http://news.test/after", "2026-11-20T11:00:00Z")).outcome == "new"
+    with sqlite3.connect(path) as put:
+        assert put.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert sorted(url for (url,) in put.execute("SELECT url FROM articles")) == sorted(
+            [*kept, "http://news.test/after"]
+        )
+    said = [record.getMessage() for record in caplog.records if str(path) in record.getMessage()]
+    assert said == [
+        f"the article store {path} was replaced by another file while this process had it open (a `mv` onto"
+        " it): the -wal file left beside it, the replaced file's, was applied to that file and removed, so"
+        " that the file now at the path is read as it was put there; move a week's file with its -wal and"
+        " -shm files, every crawler on the folder stopped first (docs/operations.md, 'Backing up a week')"
+    ], said
+
+
 def test_last_weeks_file_deleted_under_a_writing_store_leaves_this_weeks_writes_stored(
     tmp_path: Path,
 ) -> None:
@@ -1632,7 +1673,8 @@ def test_a_week_moved_or_replaced_with_its_shm_file_made_immutable_is_let_go_wit
     finally:  # a child killed before its own chattr -i
         subprocess.run(["chattr", "-i", f"{path}-shm"], capture_output=True, check=False)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
-    assert f"the article store {path} was moved or deleted while this process had it open" in done.stderr
+    said = "was moved or deleted" if change == "moved" else "was replaced by another file"
+    assert f"the article store {path} {said} while this process had it open" in done.stderr
     assert f"{path}: attempt to write a readonly database" in done.stdout, done.stdout
 
 

@@ -977,19 +977,45 @@ class SqliteStore(Store):
         closes, so the close writes nothing through the -shm mapping and is safe even where that file was
         made immutable (which crashes the close of an unmoved week, :meth:`close`). The articles committed
         since the file's last checkpoint are in its -wal alone, left at the path when the file was moved
-        without it (``mv`` of the file alone), where the file made anew there deletes it: they are applied to
-        the file moved away first (:func:`_checkpoint_moved`), while no file is at the path: the first store
-        of the folder to find the file moved does it, for every process's articles (they share the -wal); a
-        file made there since (by another process's store) writes its own pages into that same -wal, which
-        would overwrite the moved file's."""
-        logger.warning(
-            "the article store %s was moved or deleted while this process had it open: it is opened again"
-            " (made anew when an article is next stored in that week)",
-            self.path(week),
-        )
+        without it (``mv`` of the file alone): they are applied to the file moved away first
+        (:func:`_checkpoint_moved`), while no file is at the path, and that -wal is removed, by the first
+        store of the folder to find the file moved, for every process's articles (they share the -wal); the
+        file made anew at the path then gets a -wal of its own (SQLite would take the emptied one for its
+        own), so that a store of another process, finding a -wal at the path other than the one it holds
+        open, leaves it to that file. Finding the one it holds open beside a file at the path, it finds a
+        database put there from elsewhere (``mv`` onto it), which SQLite would read with that -wal's pages
+        over its own (a file "malformed", or rows out of order, the writes made into it since in it too):
+        the -wal is applied to the file replaced and removed alike, said so."""
         path = self.path(week)
-        if not path.exists() and week not in self._damaged and not _shm_frozen(path):
-            _checkpoint_moved(connection, path)
+        wal = self._wals[week]
+        # Held open by this connection, that -wal cannot be deleted and its inode taken by another file. A
+        # damaged file's is left as it is, to be moved out with it (_restore_advice).
+        ours = wal is not None and week not in self._damaged and self._file_of(_wal_of(path)) == wal
+        replaced = ours and path.exists()
+        if not replaced:
+            logger.warning(
+                "the article store %s was moved or deleted while this process had it open: it is opened"
+                " again (made anew when an article is next stored in that week)",
+                path,
+            )
+        applied = (
+            (replaced or not path.exists())
+            and week not in self._damaged
+            and not _shm_frozen(path)
+            and _checkpoint_moved(connection, path)
+        )
+        if ours:
+            with suppress(FileNotFoundError):
+                _wal_of(path).unlink()
+        if replaced:
+            logger.warning(
+                "the article store %s was replaced by another file while this process had it open (a `mv`"
+                " onto it): the -wal file left beside it, the replaced file's, was %s, so that the file now"
+                " at the path is read as it was put there; move a week's file with its -wal and -shm files,"
+                " every crawler on the folder stopped first (docs/operations.md, 'Backing up a week')",
+                path,
+                "applied to that file and removed" if applied else "removed",
+            )
         self._drop(week)
         connection.close()
 
@@ -1337,11 +1363,11 @@ def _wal_of(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
 
 
-def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> None:
+def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> bool:
     """Apply the -wal of ``connection``'s file, moved away from ``path`` (or deleted), to that file, and
     empty it (TRUNCATE), so that the articles committed into the file are in it wherever it went, and the
     -wal left at ``path`` holds nothing that a file put there next could take for its own. A failure is
-    said, not raised: the store goes on with the file at the path."""
+    said, not raised (False): the store goes on with the file at the path."""
     try:
         busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         failure = "another process read it meanwhile" if busy else ""
@@ -1355,6 +1381,7 @@ def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> None:
             path,
             failure,
         )
+    return not failure
 
 
 def _close_leaving_wal(
