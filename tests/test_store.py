@@ -1509,6 +1509,44 @@ def test_a_new_week_in_a_folder_that_cannot_be_written_says_to_make_the_folder_w
     assert list(folder.iterdir()) == []
 
 
+def test_a_week_read_while_its_folder_could_not_be_written_is_opened_again_once_it_can(
+    tmp_path: Path,
+) -> None:
+    """A worker that opens a week's file while data/articles cannot be written (`chmod a-w`; chattr +i as
+    root) and no -wal is beside it reads it as it is (SQLite's immutable: no lock, no -wal), and its writes
+    of the week fail, saying to make the folder writable. Made writable again, the worker kept that
+    connection: every write of the week failed on, still saying to make the folder writable ("attempt to
+    write a readonly database"), its articles dead-lettered at once, until the worker was restarted; and
+    it read the week without the other workers' writes in its -wal. Now the week is opened again, with its
+    -wal, at its first look-up once the folder can be written."""
+    urls = [f"http://news.test/{n}" for n in range(31)]
+    with SqliteStore(tmp_path) as store:
+        store.upsert(article(urls[0], "2026-11-20T10:00:00Z"))
+        path = store.path("2026w47")
+    worker = SqliteStore(tmp_path)
+    try:
+        with _unwritable(path.parent):
+            assert worker.count() == 1  # read in place
+            with pytest.raises(StoreError) as raised:
+                worker.upsert(article(urls[1], "2026-11-20T10:01:00Z"))
+        assert str(raised.value) == (
+            f"cannot write 1 article (first {urls[1]}) to {path}: attempt to write a readonly database;"
+            f" make {path.parent} and its files writable by the crawler's user (a file marked immutable too:"
+            " chattr -i), or remount its disk read-write"
+        ), raised.value
+        with SqliteStore(tmp_path) as other:
+            other.upsert_many([article(url, "2026-11-20T10:02:00Z") for url in urls[1:11]])
+            for url in urls[11:21]:
+                worker.upsert(article(url, "2026-11-20T10:03:00Z"))
+            other.upsert_many([article(url, "2026-11-20T10:04:00Z") for url in urls[21:]])
+    finally:
+        worker.close()
+    with sqlite3.connect(path) as kept:
+        assert kept.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    with SqliteStore(tmp_path) as store:
+        assert sorted(document["url"] for document in store.iter_articles()) == sorted(urls)
+
+
 # A worker's store that stores 20 articles into the file (checkpointed), 20 into its -wal, has the -wal
 # deleted (between two writes, or as one is written), stores 40 more, and is killed before it closes.
 _WAL_DELETED_CHILD = """

@@ -230,6 +230,9 @@ class SqliteStore(Store):
         # without one): one deleted since leaves the articles committed into it in no file but the one
         # this process holds open (_save_wal).
         self._wals: dict[str, tuple[int, int] | None] = {}
+        # The weeks whose file was opened to be read as it is (_read_in_place), while its folder could not
+        # be written: opened again once it can (_let_go_in_place).
+        self._in_place: set[str] = set()
         # The weeks whose open file was found damaged, with the error that found it: nothing more is
         # written into them, and their -wal files are never checkpointed into them.
         self._damaged: dict[str, StoreError] = {}
@@ -894,10 +897,12 @@ class SqliteStore(Store):
         emptied_open = False
         if connection is not None:
             became = self._became(week)
-            if became is None:
+            if became is None and week in self._in_place and not _read_in_place(path):
+                self._let_go_in_place(week, connection)
+            elif became is None:
                 _check_shm_writable(path, self.directory)
                 return connection
-            if became == _EMPTIED:
+            elif became == _EMPTIED:
                 self._let_go_emptied(week, connection)
                 emptied_open = True
             elif became == _WAL_GONE:
@@ -967,7 +972,24 @@ class SqliteStore(Store):
         self._connections[week] = connection
         self._files[week] = self._file_of(path)
         self._wals[week] = None if in_place else self._file_of(_wal_of(path))
+        if in_place:
+            self._in_place.add(week)
         return connection
+
+    def _let_go_in_place(self, week: str, connection: sqlite3.Connection) -> None:
+        """Close the week's ``connection``, opened to read the file as it is (:func:`_read_in_place`) while
+        its folder could not be written, which can be now (or has a -wal beside it): it would refuse every
+        write of the week ("attempt to write a readonly database", saying to make the folder writable) and
+        read the file without the writes of the other processes' -wal, as long as the process runs. The
+        week is opened again as any other."""
+        logger.info(
+            "the article store %s, read as it is while %s could not be written, is opened again to be"
+            " written",
+            self.path(week),
+            self.directory,
+        )
+        self._drop(week)
+        connection.close()
 
     def _forget(self, week: str, connection: sqlite3.Connection) -> None:
         """Close the week's ``connection``, whose file was moved or deleted (or replaced) since it was
@@ -1077,6 +1099,7 @@ class SqliteStore(Store):
     def _drop(self, week: str) -> None:
         """Forget all this store knows of the week's file, whose connection is being closed."""
         del self._connections[week], self._files[week], self._wals[week]
+        self._in_place.discard(week)
         if self._batch_files is not None:
             self._batch_files.pop(week, None)
         self._counts.pop(week, None)
