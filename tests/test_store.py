@@ -1222,7 +1222,7 @@ def test_a_batch_looks_up_the_weeks_files_of_its_duplicate_window_once_not_at_ea
         assert [written.outcome for written in store.write(batch(2, 0))] == ["new"] * 2
         two, looked[:] = len(looked), []
         assert [written.outcome for written in store.write(batch(20, 100))] == ["new"] * 20
-    assert len(looked) == two, looked
+        assert len(looked) == two, looked
 
 
 def test_the_weeks_of_a_new_articles_duplicate_window_are_worked_out_once(
@@ -1605,6 +1605,55 @@ def test_a_weeks_wal_deleted_under_a_writing_store_loses_no_article_and_is_said_
         " the week is opened again with a -wal of its own; never delete a week's -wal or -shm file while a"
         " crawler runs (docs/storage.md)"
     ], done.stderr[-2000:]
+
+
+def test_a_weeks_shm_deleted_under_a_writing_store_loses_no_other_processs_article_and_is_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A week's -shm deleted while a worker writes the week (a clean-up of the folder): the worker wrote on
+    with the -shm it had mapped, deleted, while a worker that opened the week after made a new one: two
+    -shm files, two write locks and two indexes of the one -wal, each worker writing its frames over the
+    other's. In the fault hunt, the 60 articles the other worker stored (acknowledged) after the deletion
+    were gone, the file sound, nothing said. Now the worker finds its -shm gone (its inode, looked at with
+    the file's at the first look-up of a batch and after a commit), says so once and opens the week again
+    with the -shm now at the path, without copying the -wal into the file through the index it had (as it
+    closes too: that index lacked the other worker's articles, and the close deleted the -wal)."""
+    batches = {
+        name: [article(f"http://news.test/{name}-{n}", "2026-11-20T10:00:00Z") for n in range(20)]
+        for name in ("a", "b", "c", "p", "q", "r", "s")
+    }
+    with multiprocessing.get_context("spawn").Pool(1) as other, SqliteStore(tmp_path) as store:
+        store.upsert_many(batches["a"])
+        path = store.path("2026w47")
+        Path(f"{path}-shm").unlink()
+        for mine, theirs in (("b", "p"), ("c", "q"), (None, "r")):
+            other.apply(_other_writer_upserts_many, (str(tmp_path), batches[theirs]))
+            if mine is not None:
+                store.upsert_many(batches[mine])
+        other.apply(_other_writer_closes, (str(tmp_path),))
+        Path(f"{path}-shm").unlink()
+        other.apply(_other_writer_upserts_many, (str(tmp_path), batches["s"]))
+        other.apply(_other_writer_closes, (str(tmp_path),))
+    with sqlite3.connect(path) as kept:
+        assert kept.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert kept.execute("SELECT count(*) FROM articles").fetchone() == (140,)
+    said = [record.getMessage() for record in caplog.records if str(path) in record.getMessage()]
+    assert said == [
+        f"the -shm file of the article store {path} was deleted while this process had the week open (a"
+        " clean-up of the folder, a backup tool): the week is opened again with the -shm file at its path,"
+        " which the processes that opened it since write with (two -shm files let two processes write the"
+        " -wal at once, each over the other's articles); never delete a week's -wal or -shm file while a"
+        " crawler runs (docs/storage.md)"
+    ], said
+
+
+def _other_writer_upserts_many(directory: str, documents: list[dict[str, Any]]) -> None:
+    """In a process of its own (a pool's, called again): upsert ``documents`` with the store it keeps open."""
+    _OTHER_WRITER.setdefault(directory, SqliteStore(directory)).upsert_many(documents)
+
+
+def _other_writer_closes(directory: str) -> None:
+    _OTHER_WRITER.pop(directory).close()
 
 
 _FROZEN_SHM_CHILD = """

@@ -171,6 +171,7 @@ _SHM_CODES = frozenset(
 _MOVED = "moved"
 _EMPTIED = "emptied"
 _WAL_GONE = "wal gone"
+_SHM_GONE = "shm gone"
 # Why a write into a file emptied as it was written is not acknowledged.
 _EMPTIED_AS_WRITTEN = (
     "the file was emptied (0 bytes) as it was written, so what was written is in no sound file; it is to be"
@@ -230,6 +231,10 @@ class SqliteStore(Store):
         # without one): one deleted since leaves the articles committed into it in no file but the one
         # this process holds open (_save_wal).
         self._wals: dict[str, tuple[int, int] | None] = {}
+        # The -shm file (device, inode) each connection mapped as it was opened (None: read in place, without
+        # one): one deleted since leaves this process writing the -wal with an index and a write lock of its
+        # own, apart from those of a process that opens the week since (_let_go_shm).
+        self._shms: dict[str, tuple[int, int] | None] = {}
         # The weeks whose file was opened to be read as it is (_read_in_place), while its folder could not
         # be written: opened again once it can (_let_go_in_place).
         self._in_place: set[str] = set()
@@ -361,6 +366,12 @@ class SqliteStore(Store):
                 raise StoreError(f"cannot {what} {self.path(week)}: {_EMPTIED_AS_WRITTEN}")
             if became == _WAL_GONE:
                 self._checkpoint_wal_gone(week, connection, what)
+            if became == _SHM_GONE:
+                raise StoreError(
+                    f"cannot {what} {self.path(week)}: its -shm file was deleted as it was written, so what"
+                    " was written may be written over by a process that opened the week since; it is to be"
+                    " written again, with the -shm file at that path"
+                )
         except sqlite3.Error as exc:
             path = self.path(week)
             if self._became(week) == _EMPTIED:
@@ -907,6 +918,8 @@ class SqliteStore(Store):
                 emptied_open = True
             elif became == _WAL_GONE:
                 self._save_wal(week, connection)
+            elif became == _SHM_GONE:
+                self._let_go_shm(week, connection)
             else:
                 self._forget(week, connection)
         exists = path.exists()
@@ -972,6 +985,7 @@ class SqliteStore(Store):
         self._connections[week] = connection
         self._files[week] = self._file_of(path)
         self._wals[week] = None if in_place else self._file_of(_wal_of(path))
+        self._shms[week] = None if in_place else self._file_of(_shm_of(path))
         if in_place:
             self._in_place.add(week)
         return connection
@@ -1096,9 +1110,28 @@ class SqliteStore(Store):
         self._drop(week)
         connection.close()
 
+    def _let_go_shm(self, week: str, connection: sqlite3.Connection) -> None:
+        """Close the week's ``connection``, whose ``-shm`` file was deleted (or replaced) since it was opened,
+        said once: a process that opens the week since makes one anew, and the two write the -wal with two
+        indexes and two write locks, each over the other's frames. The -wal holds every commit (a process
+        opening the week reads them all from it); closed as usual, the connection could copy the -wal into
+        the file through the index it had, which lacks the other process's commits, and delete the -wal
+        (:func:`_close_leaving_wal` keeps it from that). The week is opened again with the -shm at its
+        path."""
+        logger.warning(
+            "the -shm file of the article store %s was deleted while this process had the week open (a"
+            " clean-up of the folder, a backup tool): the week is opened again with the -shm file at its"
+            " path, which the processes that opened it since write with (two -shm files let two processes"
+            " write the -wal at once, each over the other's articles); never delete a week's -wal or -shm"
+            " file while a crawler runs (docs/storage.md)",
+            self.path(week),
+        )
+        self._drop(week)
+        _close_leaving_wal(connection, self.path(week), self.busy_timeout)
+
     def _drop(self, week: str) -> None:
         """Forget all this store knows of the week's file, whose connection is being closed."""
-        del self._connections[week], self._files[week], self._wals[week]
+        del self._connections[week], self._files[week], self._wals[week], self._shms[week]
         self._in_place.discard(week)
         if self._batch_files is not None:
             self._batch_files.pop(week, None)
@@ -1110,7 +1143,8 @@ class SqliteStore(Store):
         """What became of the file the week's open connection was opened on: None when it is at its path as
         it was; ``_MOVED`` when moved, deleted or replaced; ``_EMPTIED`` when cut to 0 bytes in place (a
         file the store opened holds its header page at least); ``_WAL_GONE`` when its ``-wal`` file was
-        deleted or replaced. Two ``stat`` calls (5 us each), as :meth:`_file_of`."""
+        deleted or replaced; ``_SHM_GONE`` when its ``-shm`` file was. Three ``stat`` calls (5 us each), as
+        :meth:`_file_of`."""
         if week not in self._connections:
             return None
         path = self.path(week)
@@ -1123,7 +1157,10 @@ class SqliteStore(Store):
         if not found.st_size:
             return _EMPTIED
         wal = self._wals[week]
-        return _WAL_GONE if wal is not None and self._file_of(_wal_of(path)) != wal else None
+        if wal is not None and self._file_of(_wal_of(path)) != wal:
+            return _WAL_GONE
+        shm = self._shms[week]
+        return _SHM_GONE if shm is not None and self._file_of(_shm_of(path)) != shm else None
 
     @staticmethod
     def _file_of(path: Path) -> tuple[int, int] | None:
@@ -1162,7 +1199,10 @@ class SqliteStore(Store):
                 # connection's deallocation: it is kept for the life of the process.
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(connection))
                 continue
-            if week in self._damaged:
+            shm = self._shms.get(week)
+            # A -shm deleted since: closed as usual, the connection could apply the -wal through an index
+            # that lacks the commits of the processes that opened the week since, and delete it (_let_go_shm).
+            if week in self._damaged or (shm is not None and self._file_of(_shm_of(self.path(week))) != shm):
                 _close_leaving_wal(connection, self.path(week), self.busy_timeout)
                 continue
             connection.close()
@@ -1384,6 +1424,10 @@ def _check_shm_writable(path: Path, directory: Path) -> None:
 
 def _wal_of(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
+
+
+def _shm_of(path: Path) -> Path:
+    return path.with_name(path.name + "-shm")
 
 
 def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> bool:
