@@ -32,7 +32,7 @@ from crawler.store.document import (
     weeks_between,
 )
 from crawler.store.fingerprint import band_keys, from_hex, same_article
-from crawler.store.sqlite import SCHEMA_VERSION
+from crawler.store.sqlite import SCHEMA_VERSION, DamagedWeekError
 
 if TYPE_CHECKING:
     from crawler.store.mongo import MongoStore
@@ -1177,6 +1177,39 @@ def test_a_weeks_file_replaced_by_mv_of_another_database_under_a_writing_store_i
         " that the file now at the path is read as it was put there; move a week's file with its -wal and"
         " -shm files, every crawler on the folder stopped first (docs/operations.md, 'Backing up a week')"
     ], said
+
+
+@pytest.mark.parametrize("when", ["before the store opens it", "under a writing store"])
+def test_another_programs_database_at_a_weeks_name_is_refused_naming_it_and_left_as_it_is(
+    tmp_path: Path, when: str
+) -> None:
+    """Another program's SQLite database put at a week's name (`mv app.db articles_2026w47.sqlite`, while a
+    worker writes the week or before): the store switched it to WAL mode and wrote the crawler's tables
+    into it, its articles stored beside that program's tables, nothing said. It is now refused, as a
+    damaged week is (no wait mends it), naming the file and what to do; the file is left as it was."""
+    foreign = tmp_path / "app.db"
+    with sqlite3.connect(foreign) as app:
+        app.execute("CREATE TABLE users (name TEXT)")
+        app.execute("INSERT INTO users VALUES ('ann')")
+    app.close()
+    with SqliteStore(tmp_path / "data") as store:
+        path = store.path("2026w47")
+        if when == "under a writing store":
+            store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+        else:
+            path.parent.mkdir(parents=True)
+        foreign.rename(path)
+        with pytest.raises(DamagedWeekError) as raised:
+            store.upsert(article("http://news.test/second", "2026-11-20T11:00:00Z"))
+    assert str(raised.value) == (
+        f"cannot open the article store {path}: the file is no week of articles but another program's SQLite"
+        " database (its tables: users; no schema version), put at a week's name: move it out of the folder;"
+        " the week's file is made anew when an article is next stored in that week"
+    ), raised.value
+    with sqlite3.connect(path) as app:
+        assert app.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+        assert app.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall() == [("users",)]
+    app.close()
 
 
 def test_last_weeks_file_deleted_under_a_writing_store_leaves_this_weeks_writes_stored(

@@ -951,6 +951,8 @@ class SqliteStore(Store):
             raise _read_error(f"cannot open the article store {path}", exc, path) from exc
         connection.create_function("published_utc", 1, published_utc, deterministic=True)
         try:
+            if exists:
+                _check_article_store(connection, path)
             prepare(connection, path, self.busy_timeout, immutable=in_place)
         except sqlite3.Error as exc:
             if not exists and not _busy(exc):
@@ -1428,6 +1430,24 @@ def _wal_of(path: Path) -> Path:
 
 def _shm_of(path: Path) -> Path:
     return path.with_name(path.name + "-shm")
+
+
+def _check_article_store(connection: sqlite3.Connection, path: Path) -> None:
+    """A DamagedWeekError when the file ``path`` at a week's name holds tables but no schema version: another
+    program's database (put there by `mv` or `cp`), which opening would switch to WAL mode and write the
+    crawler's tables into, its articles beside that program's tables. The crawler makes a week's file with
+    its tables and its version in one transaction. One read of the file's header, as it is opened."""
+    if connection.execute("PRAGMA user_version").fetchone()[0]:
+        return
+    query = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4"
+    names = [name for (name,) in connection.execute(query)]
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise DamagedWeekError(
+            f"cannot open the article store {path}: the file is no week of articles but another program's"
+            f" SQLite database (its tables: {shown}; no schema version), put at a week's name: move it out of"
+            " the folder; the week's file is made anew when an article is next stored in that week"
+        )
 
 
 def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> bool:
