@@ -1181,6 +1181,17 @@ def test_a_cron_range_of_one_value_is_read_as_that_value(tmp_path: Path, express
         assert next_due(rule, noon) == datetime(2026, 11, 30, 3, 0, tzinfo=UTC).timestamp()
 
 
+def _days_named(expression: str, count: int) -> list[str]:
+    """The first ``count`` days the cron ``expression`` (as ``rules check`` reads it) names after Sunday
+    2026-11-29 noon, as "Mon 11-30"."""
+    moment = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()
+    days = []
+    for _ in range(count):
+        moment = cron_after(check_cron(expression), moment)
+        days.append(f"{datetime.fromtimestamp(moment, UTC):%a %m-%d}")
+    return days
+
+
 @pytest.mark.parametrize(
     ("expression", "days"),
     [
@@ -1197,12 +1208,7 @@ def test_a_cron_of_days_of_month_and_week_names_the_days_cron_does(expression: s
     """Cron (Vixie, cronie) reads the days of a field that starts with ``*`` as a bound of the other
     field's (both must match); croniter's default (``day_or``) made either match, and ``0 0 */2 * 1-5``
     (every other day, weekdays) was grabbed every day."""
-    moment = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()  # a Sunday
-    found = []
-    for _ in days:
-        moment = cron_after(check_cron(expression), moment)
-        found.append(f"{datetime.fromtimestamp(moment, UTC):%a %m-%d}")
-    assert found == days
+    assert _days_named(expression, len(days)) == days
 
 
 @pytest.mark.parametrize(
@@ -1226,12 +1232,7 @@ def test_a_day_of_week_step_from_one_value_runs_to_sunday_as_7(
     too); in day of week the highest is 7, Sunday, as in cron's ranges (``1-7/2``), which croniter left out
     (``7/2`` named Tue, Thu, Sat and Sun instead of Sunday alone)."""
     assert check_cron(expression) == read
-    moment = datetime(2026, 11, 29, 12, 0, tzinfo=UTC).timestamp()  # a Sunday
-    found = []
-    for _ in days:
-        moment = cron_after(check_cron(expression), moment)
-        found.append(f"{datetime.fromtimestamp(moment, UTC):%a %m-%d}")
-    assert found == days
+    assert _days_named(expression, len(days)) == days
 
 
 def test_schedule_in_a_rule(tmp_path: Path) -> None:

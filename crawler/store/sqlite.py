@@ -1082,11 +1082,7 @@ class SqliteStore(Store):
         into the week's file (SQLite writes on into the -wal it holds open, which no other process, nor a
         crash of this one, would read): a failure (another process reading the -wal meanwhile) is a
         StoreError saying it could not ``what`` the file, the write to be tried again."""
-        try:
-            busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            failure = "another process was reading the week" if busy else ""
-        except sqlite3.Error as exc:
-            failure = str(exc)
+        failure = _truncating_checkpoint(connection, "another process was reading the week")
         if failure:
             raise StoreError(
                 f"cannot {what} {self.path(week)}: its -wal file was deleted as it was written, and what"
@@ -1450,16 +1446,22 @@ def _check_article_store(connection: sqlite3.Connection, path: Path) -> None:
         )
 
 
+def _truncating_checkpoint(connection: sqlite3.Connection, busy: str) -> str:
+    """Apply the -wal of ``connection``'s file to the file and empty it (``wal_checkpoint(TRUNCATE)``): ""
+    when done, ``busy`` when another process's read kept it from the end, else SQLite's error."""
+    try:
+        kept_from_it, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.Error as exc:
+        return str(exc)
+    return busy if kept_from_it else ""
+
+
 def _checkpoint_moved(connection: sqlite3.Connection, path: Path) -> bool:
     """Apply the -wal of ``connection``'s file, moved away from ``path`` (or deleted), to that file, and
     empty it (TRUNCATE), so that the articles committed into the file are in it wherever it went, and the
     -wal left at ``path`` holds nothing that a file put there next could take for its own. A failure is
     said, not raised (False): the store goes on with the file at the path."""
-    try:
-        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        failure = "another process read it meanwhile" if busy else ""
-    except sqlite3.Error as exc:
-        failure = str(exc)
+    failure = _truncating_checkpoint(connection, "another process read it meanwhile")
     if failure:
         logger.warning(
             "cannot apply the -wal left at %s to the file moved away from there (%s): the articles written"
