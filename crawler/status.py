@@ -27,7 +27,8 @@ Redis needs attention when it refuses writes (its disk is full:
 more than one place (each its own machine's SQLite files, with no ``MONGO_URI``: :func:`store_split`);
 the workers do when an entry of their heartbeats cannot be read (:func:`_unreadable_beats`);
 the queue does when requests wait and no worker is alive
-(:func:`no_worker`). The proxies' health is shown too.
+(:func:`no_worker`); the scheduler does while its ticks fail with an unexpected error, queuing no grab
+(:func:`ticks_failing`). The proxies' health is shown too.
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ def build_status(
     alive = sum(1 for worker in workers if worker["alive"])
     idle = no_worker(sum(to_crawl.values()), alive)
     listed = set(status_sites(ruleset))
+    failing = _tick_failure(server, keys, scheduler)
     elsewhere = (
         _dead_elsewhere({name: count for name, count in dead.items() if name not in listed})
         if site is None
@@ -172,7 +174,7 @@ def build_status(
         "scheduler": {
             "active": scheduler,
             "killed": killed,
-            "failing": _tick_failure(server, keys, scheduler),
+            "failing": failing,
         },
         "workers": workers,
         "workers_alive": alive,
@@ -191,6 +193,7 @@ def build_status(
             | ({"store"} if split else set())
             | ({"workers"} if unreadable else set())
             | ({"queue"} if idle else set())
+            | ({"scheduler"} if failing else set())
             | ({"dead_letters"} if elsewhere else set())
         ),
     }
@@ -198,14 +201,15 @@ def build_status(
 
 def needs_attention(report: dict[str, Any]) -> list[dict[str, str]]:
     """What of ``report`` (:func:`build_status`) needs attention, in the order and words the status table
-    gives it: ``{"part": ..., "reason": ...}`` for a part of the service (``redis``, ``queue``, ``store``,
-    ``dead_letters``, ``workers``), ``{"site": ..., "reason": ...}`` per reason of each site, ``{"file": ...,
-    "reason": ...}`` per error of a rule file; empty when all is well."""
+    gives it: ``{"part": ..., "reason": ...}`` for a part of the service (``redis``, ``queue``,
+    ``scheduler``, ``store``, ``dead_letters``, ``workers``), ``{"site": ..., "reason": ...}`` per reason of
+    each site, ``{"file": ..., "reason": ...}`` per error of a rule file; empty when all is well."""
     health = report["redis"]
     parts = (
         ("redis", health["writes_refused"]),
         ("redis", health["evicts"]),
         ("queue", report["no_worker"]),
+        ("scheduler", ticks_failing(report["scheduler"])),
         ("store", report["store_split"]),
         ("dead_letters", report["dead_elsewhere"]),
         ("workers", report["workers_unreadable"]),
@@ -225,6 +229,19 @@ def needs_attention(report: dict[str, Any]) -> list[dict[str, str]]:
             for error in report["rule_errors"]
         ),
     ]
+
+
+def ticks_failing(scheduler: dict[str, Any]) -> str | None:
+    """What needs attention in the report's ``scheduler`` (:func:`build_status`): the active scheduler's
+    ticks failing with an unexpected error, which queue no grab while they do; None while they do not."""
+    failing = scheduler["failing"]
+    if not failing:
+        return None
+    return (
+        f"the active scheduler, {scheduler['active']}, has its ticks failing since {failing['since']} with an"
+        f" unexpected error ({counted(failing['ticks'], 'tick')} so far), no grab queued: {failing['error']};"
+        " its log has the traceback, and it tries again every tick"
+    )
 
 
 def checked(error: dict[str, str]) -> str:

@@ -2587,3 +2587,35 @@ def test_a_marker_of_redis_data_set_to_another_type_is_warned_of_once_not_taken_
         " check)"
     ], said
     assert read_since(redis_client, keys) == Since(began=1030.0, by="w:1:a", wrote=1030.0)
+
+
+def test_a_scheduler_whose_ticks_fail_needs_attention_and_status_check_exits_1(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The active scheduler's ticks failing with an unexpected error queue no grab: a monitor's `status
+    --check` exits 1 naming it (it exited 0 with the failure shown only in the scheduler line)."""
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    keys = Keys("crawler")
+    _beat(redis_client, "h:1", time.time())
+    owner = "elsewhere:41:a0ca74"
+    redis_client.set(keys.leader, owner, px=60_000)
+    record = {"scheduler": owner, "error": "ValueError: broken", "since": 1_795_000_000.0, "ticks": 14}
+    redis_client.set(keys.tick_failure, json.dumps(record))
+    reason = (
+        f"the active scheduler, {owner}, has its ticks failing since 2026-11-18T11:06:40Z with an unexpected"
+        " error (14 ticks so far), no grab queued: ValueError: broken; its log has the traceback, and it"
+        " tries again every tick"
+    )
+    assert _check(capsys) == (1, f"scheduler: {reason}\n", "")
+    code, out, _ = _check(capsys, "--format", "json")
+    assert (code, json.loads(out)) == (1, [{"part": "scheduler", "reason": reason}])
+    report = json.loads(run_crawler("status", "--format", "json"))
+    assert "scheduler" in report["attention"], report["attention"]
+    table = _words(run_crawler("status"))
+    assert f"scheduler: {owner}, its ticks failing (NEEDS ATTENTION below);" in table, table
+    assert f"NEEDS ATTENTION {reason}" in table, table
+    redis_client.delete(keys.tick_failure)
+    assert _check(capsys) == (0, "", "")

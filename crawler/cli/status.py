@@ -31,7 +31,14 @@ from crawler.redisio.clock import redis_clock
 from crawler.redisio.connection import RedisUnavailableError, connect, denial, denied, lost_while
 from crawler.redisio.embedded import EmbeddedRedis, live_users
 from crawler.rules import load_rules
-from crawler.status import build_status, checked, needs_attention, site_in_redis, status_sites
+from crawler.status import (
+    build_status,
+    checked,
+    needs_attention,
+    site_in_redis,
+    status_sites,
+    ticks_failing,
+)
 from crawler.worker.connection import wrong_type
 
 __all__ = ["EXIT_ATTENTION", "EXIT_UNREADABLE", "run_status"]
@@ -152,17 +159,13 @@ def _alive(worker: dict[str, Any]) -> str:
 
 
 def _scheduler(scheduler: dict[str, Any]) -> str:
-    """The active scheduler (and the unexpected error its ticks fail with, while they do); or none, and the
-    one killed on this machine whose lead has not lapsed yet."""
+    """The active scheduler (and whether its ticks fail with an unexpected error: said below); or none, and
+    the one killed on this machine whose lead has not lapsed yet."""
     if scheduler["active"]:
         failing = scheduler.get("failing")
         if not failing:
             return str(scheduler["active"])
-        return (
-            f"{scheduler['active']}, its ticks failing since {failing['since']} with an unexpected"
-            f" error ({counted(failing['ticks'], 'tick')} so far), no grab queued: {failing['error']}; its"
-            " log has the traceback"
-        )
+        return f"{scheduler['active']}, its ticks failing (NEEDS ATTENTION below)"
     killed = scheduler.get("killed")
     if not killed:
         return "none active"
@@ -259,6 +262,8 @@ def _print(console: Console, terminal: bool, report: dict[str, Any]) -> None:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", health["evicts"]), soft_wrap=True)
     if report["no_worker"]:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["no_worker"]), soft_wrap=True)
+    if failing := ticks_failing(report["scheduler"]):
+        console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", failing), soft_wrap=True)
     if report["store_split"]:
         console.print(Text.assemble(("NEEDS ATTENTION", "red"), " ", report["store_split"]), soft_wrap=True)
     if report["dead_elsewhere"]:
