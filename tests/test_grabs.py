@@ -1255,3 +1255,48 @@ def test_the_sweep_of_job_hashes_leaves_those_of_a_site_whose_grab_key_is_unread
     assert scheduler.tick([citynews, other]) == []
     assert redis_client.ttl(keys.job(kept)) == -1
     assert 0 < redis_client.ttl(keys.job(expiring)) <= 2 * 3600
+
+
+def test_one_sites_broken_grab_state_is_that_sites_alone_said_once_the_other_sites_grabbed(
+    redis_client: redis.Redis, rules: dict[str, Rule], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A grab hash edited by hand (`interval` no number; a cron rule's `next` no number, read as it is
+    planned) raised out of the tick: no site after it was grabbed, tick after tick. Now that site is skipped,
+    said once with its traceback, the others grabbed; once its hash is mended its grab goes through."""
+    clock = Clock(datetime(2026, 11, 22, 10, 7, tzinfo=UTC))
+    keys = Keys(PREFIX)
+    every = rules["demo-citynews"]
+    cron = dataclasses.replace(rules["demo-huaxia"], every=None, cron="*/5 * * * *")
+    sound = rules["demo-techdaily"]
+    redis_client.hset(keys.grab(every.site), mapping={"interval": "twenty minutes", "next": "0"})
+    redis_client.hset(keys.grab(cron.site), mapping={"next": "soon"})
+    caplog.set_level(logging.INFO, logger="crawler.schedule.grabs")
+    scheduler = GrabScheduler(redis_client, keys, clock=clock)
+    assert [s.site for s in scheduler.tick([every, cron, sound])] == ["demo-techdaily"]
+    take_all(redis_client)
+    clock.advance(minutes=30)
+    assert [s.site for s in scheduler.tick([every, cron, sound])] == ["demo-techdaily"]
+    faults = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [(r.getMessage().split(":")[0], r.exc_info is not None) for r in faults] == [
+        ("demo-huaxia", True),
+        ("demo-citynews", True),
+    ], "each said once (the cron rule's as the tick plans), with its traceback"
+    assert (
+        "no grab of it while its grab meets an unexpected error, ValueError: could not convert string to"
+        " float: 'twenty minutes' (its grab hash crawler:grab:demo-citynews edited by hand"
+    ) in faults[1].getMessage()
+    take_all(redis_client)
+    redis_client.hdel(keys.grab(every.site), "interval")
+    redis_client.delete(keys.grab(cron.site))
+    clock.advance(minutes=28)  # 11:05, a time of the cron rule's
+    caplog.clear()
+    assert sorted(s.site for s in scheduler.tick([every, cron, sound])) == [
+        "demo-citynews",
+        "demo-huaxia",
+        "demo-techdaily",
+    ]
+    assert [r.getMessage() for r in caplog.records if "works again" in r.getMessage()] == [
+        "demo-citynews: its grab works again, after ValueError: could not convert string to float:"
+        " 'twenty minutes'",
+        "demo-huaxia: its grab works again, after ValueError: could not convert string to float: b'soon'",
+    ]

@@ -80,7 +80,9 @@ the lead it writes where it runs in ``crawler:scheduler:leader-process`` (its pi
 which ``crawler status`` on its machine tells it killed at once. At each
 tick it writes the errors of the rule files it cannot read in ``crawler:scheduler:rule-errors``, for
 `crawler status` on machines whose copy of those files is sound; while its ticks fail with an unexpected
-error (a fault of its own), that error in ``crawler:scheduler:tick-failure``.
+error (a fault of its own), that error in ``crawler:scheduler:tick-failure``. An unexpected error met with
+one site's grab (its grab hash edited by hand, a field no number) is that site's alone: said once, with its
+traceback, the site skipped, the other sites grabbed, and said again once the site's grab goes through.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -263,6 +265,9 @@ class GrabScheduler:
         self._renew = server.register_script(_RENEW_LEADER)
         self._resign = server.register_script(_RESIGN_LEADER)
         self._unreadable: set[str] = set()
+        # Site -> the unexpected error its grab met (:meth:`_alone`), said once, until its grab goes through.
+        self._faulty: dict[str, str] = {}
+        self._faulty_now: set[str] = set()
         # The SCAN cursor of the sweep of the job hashes with no time-to-live (7.); None once it is done.
         self._sweep: int | None = 0
 
@@ -296,46 +301,87 @@ class GrabScheduler:
         """Seed every rule whose grab is due now, and finish any seeding a stopped scheduler left (after
         :meth:`plan`: a cron rule is due at its expression's times only)."""
         rules = self.readable(rules)
+        self._faulty_now.clear()
         self.plan(rules)
         now = self.clock()
         seeded = []
         paused = set(self.paused(rules))
         for rule in rules:
-            key = self.keys.grab(rule.site)
-            state = hash_of(self.server, key)
-            if "seeding" in state:
-                self._seed(rule, state["seeding"], self._boost(state))
-                continue
-            if rule.site in paused:
-                continue
-            self._rebase_if_ahead(rule, state, now)
-            interval = float(state["interval"]) if "interval" in state else None
-            following = next_due(rule, now, interval)
-            if following is None and "waiting" in state:  # the rule lost its schedule: no grab waits
-                self.server.hdel(key, "waiting", "waiting_since")
-            if following is None or ("next" in state and float(state["next"]) > now):
-                continue
-            if rule.cron is None:
-                following = max(following, now + self.tick_seconds)  # no grab comes before the next tick
-            if self._wait_for(rule, state, now):
-                continue
-            job = uuid.uuid4().hex[:12]
-            last = self.keys.job(state["job"]) if "job" in state else ""
-            claimed = self._claim(
-                keys=[key, last],
-                args=[f"{now:.3f}", f"{following:.3f}", job, period_of(rule), self.job_keep_seconds],
-            )
-            if not claimed:
-                continue
-            self._seed(rule, job, self._boost(state))
-            seeded.append(Seeded(rule.site, job, following))
-            waited = ""
-            if "waiting" in state:
-                since = float(state.get("waiting_since", now))
-                waited = f" (it waited {now - since:.0f} s for job {state['waiting']} to end)"
-            logger.info("grab of %s queued as job %s%s; next at %s", rule.site, job, waited, when(following))
+            with self._alone(rule.site):
+                grabbed = self._tick_site(rule, now, paused)
+                if grabbed is not None:
+                    seeded.append(grabbed)
+        for rule in rules:
+            if rule.site in self._faulty and rule.site not in self._faulty_now:
+                logger.info(
+                    "%s: its grab works again, after %s", rule.site, self._faulty.pop(rule.site), extra=TOLD
+                )
         self._keep_unkept_jobs()
         return seeded
+
+    @contextlib.contextmanager
+    def _alone(self, site: str) -> Iterator[None]:
+        """An unexpected error met with ``site``'s grab (neither Redis's, which is the tick's: Redis away)
+        is that site's alone: said once with its traceback, until its grab goes through; the site is
+        skipped, the other sites grabbed."""
+        try:
+            yield
+        except redis.RedisError:
+            raise
+        except Exception as exc:  # one site's grab state, or a fault met with it: that site's alone
+            self._faulty_now.add(site)
+            if site in self._faulty:
+                return
+            reason = self._faulty[site] = f"{type(exc).__name__}: {exc}"
+            key = self.keys.grab(site)
+            logger.error(
+                "%s: no grab of it while its grab meets an unexpected error, %s (its grab hash %s edited by"
+                " hand, or a fault of the scheduler: its traceback follows); the other sites are grabbed;"
+                " `redis-cli HGETALL %s` shows the hash, `redis-cli DEL %s` starts its schedule anew",
+                site,
+                reason,
+                key,
+                key,
+                key,
+                exc_info=exc,
+            )
+
+    def _tick_site(self, rule: Rule, now: float, paused: set[str]) -> Seeded | None:
+        """Seed ``rule``'s grab when it is due ``now`` (not when its site is one of the ``paused``), or
+        finish a seeding a stopped scheduler left; the grab queued, None for none."""
+        key = self.keys.grab(rule.site)
+        state = hash_of(self.server, key)
+        if "seeding" in state:
+            self._seed(rule, state["seeding"], self._boost(state))
+            return None
+        if rule.site in paused:
+            return None
+        self._rebase_if_ahead(rule, state, now)
+        interval = float(state["interval"]) if "interval" in state else None
+        following = next_due(rule, now, interval)
+        if following is None and "waiting" in state:  # the rule lost its schedule: no grab waits
+            self.server.hdel(key, "waiting", "waiting_since")
+        if following is None or ("next" in state and float(state["next"]) > now):
+            return None
+        if rule.cron is None:
+            following = max(following, now + self.tick_seconds)  # no grab comes before the next tick
+        if self._wait_for(rule, state, now):
+            return None
+        job = uuid.uuid4().hex[:12]
+        last = self.keys.job(state["job"]) if "job" in state else ""
+        claimed = self._claim(
+            keys=[key, last],
+            args=[f"{now:.3f}", f"{following:.3f}", job, period_of(rule), self.job_keep_seconds],
+        )
+        if not claimed:
+            return None
+        self._seed(rule, job, self._boost(state))
+        waited = ""
+        if "waiting" in state:
+            since = float(state.get("waiting_since", now))
+            waited = f" (it waited {now - since:.0f} s for job {state['waiting']} to end)"
+        logger.info("grab of %s queued as job %s%s; next at %s", rule.site, job, waited, when(following))
+        return Seeded(rule.site, job, following)
 
     def _keep_unkept_jobs(self) -> None:
         """One step of the sweep of the job hashes with no time-to-live (see the module's docstring, 7.):
@@ -532,30 +578,35 @@ class GrabScheduler:
         """Set the next grab of every cron rule that is new (no ``next``) or whose ``next`` ahead is not
         its expression's next time, and of every rule whose ``every`` is not the one its last grab was
         claimed under (the rule was edited); returns those set in the future, each once however many
-        schedulers plan. A new rule within a minute its expression names is made due now."""
+        schedulers plan. A new rule within a minute its expression names is made due now. An unexpected
+        error met with one site's grab is that site's alone (:meth:`_alone`)."""
         now = self.clock()
         planned = []
         for rule in self.readable(rules):
-            if rule.cron is None:
-                if rule.every is not None and (moved := self._reperiod_of(rule, now)) is not None:
-                    planned.append(moved)
-                    logger.info("%s", moved)
-                continue
-            key = self.keys.grab(rule.site)
-            recorded, last, claimed = self.server.hmget(key, "next", "last", "every")
-            if self._ahead(last, now):  # the clock was set back: the tick moves the next grab (6.)
-                continue
-            if recorded is None:
-                due = cron_after(rule.cron, now - 60)
-            else:
-                due = cron_after(rule.cron, now)
-                # A grab due under this cron is the tick's to queue; one due under an every is moved.
-                if due == float(recorded) or (float(recorded) <= now and claimed in (None, b"cron")):
+            with self._alone(rule.site):
+                if rule.cron is None:
+                    if rule.every is not None and (moved := self._reperiod_of(rule, now)) is not None:
+                        planned.append(moved)
+                        logger.info("%s", moved)
                     continue
-            if not self._plan(keys=[key], args=[recorded or b"", f"{due:.3f}", f"{now:.3f}"]) or due <= now:
-                continue
-            planned.append(Planned(rule.site, due, first=recorded is None))
-            logger.info("%s", planned[-1])
+                key = self.keys.grab(rule.site)
+                recorded, last, claimed = self.server.hmget(key, "next", "last", "every")
+                if self._ahead(last, now):  # the clock was set back: the tick moves the next grab (6.)
+                    continue
+                if recorded is None:
+                    due = cron_after(rule.cron, now - 60)
+                else:
+                    due = cron_after(rule.cron, now)
+                    # A grab due under this cron is the tick's to queue; one due under an every is moved.
+                    if due == float(recorded) or (float(recorded) <= now and claimed in (None, b"cron")):
+                        continue
+                if (
+                    not self._plan(keys=[key], args=[recorded or b"", f"{due:.3f}", f"{now:.3f}"])
+                    or due <= now
+                ):
+                    continue
+                planned.append(Planned(rule.site, due, first=recorded is None))
+                logger.info("%s", planned[-1])
         return planned
 
     def _reperiod_of(self, rule: Rule, now: float) -> Planned | None:
