@@ -1139,7 +1139,8 @@ def _store_failing(
     (:mod:`crawler.worker.stats`): an article stored since clears it; "the store is locked" when that
     failure found a week's SQLite file locked by another process, with the file, its holder and since
     when it is held, of the ``locks`` the workers found held since that article, in those hours
-    (:func:`_lock_held`)."""
+    (:func:`_lock_held`). Whether its articles were tried again or dead-lettered at once is told by
+    ``store/lasting`` (failures no wait mends) against ``store/unavailable``."""
     failed_at = max(hour["store/failed_at_ms"] for hour in hours)
     stored_at = max(hour["store/stored_at_ms"] for hour in hours)
     if not failed_at or failed_at <= stored_at:
@@ -1165,10 +1166,20 @@ def _store_failing(
             " it); each article is tried again until the lock is let go, none dead-lettered for it"
             " (docs/operations.md, 'Nothing lost, nothing hung')"
         )
+    lasting = sum(hour["store/lasting"] for hour in hours)
+    if not lasting:
+        fate = "each article is tried again, then dead-lettered"
+    elif lasting >= failures:
+        fate = "each article was dead-lettered at once, as no wait mends its failure (a damaged week's file)"
+    else:
+        fate = (
+            f"{lasting} of them, which no wait mends (a damaged week's file), dead-lettered at once, the"
+            " others' articles tried again, then dead-lettered"
+        )
     return (
         f"the store cannot write: {counted(failures, 'write')} failed in the last {STORE_FAILING_HOURS} h,"
         f" the last at {_iso(failed_at / 1000)}, no article stored since: the workers' log names the store"
-        " and what to do (a full disk: free space on it); each article is tried again, then dead-lettered"
+        f" and what to do (a full disk: free space on it); {fate}"
         " (docs/operations.md, 'Nothing lost, nothing hung'); those given up:"
         f" `{suggest(f'dead list --site {site}')}`, queued again once it writes:"
         f" `{suggest(f'dead requeue --site {site}')}`"

@@ -841,7 +841,7 @@ def test_a_failed_batch_fails_each_of_its_items(tmp_path: Path) -> None:
     # dead-lettered at once, not deferred.
     assert all(isinstance(output, StoreUnavailableError) and output.lasting for output in outputs)
     assert "articles_2026w47.sqlite" in str(outputs[0])
-    assert stats(crawler) == {"store/unavailable/citynews": 3}
+    assert stats(crawler) == {"store/unavailable/citynews": 3, "store/lasting/citynews": 3}
 
 
 def test_a_write_of_articles_each_refused_for_its_own_sake_pauses_no_worker_and_a_failed_one_does(
@@ -978,7 +978,11 @@ def test_articles_a_batch_stored_before_it_failed_are_counted_new_when_it_is_wri
     outputs = run_store(crawler, [stored_first, damaged])
     assert isinstance(outputs[0], Article) and not outputs[0].stored_before
     assert isinstance(outputs[1], StoreUnavailableError) and outputs[1].lasting
-    assert stats(crawler) == {"store/new/citynews": 1, "store/unavailable/citynews": 1}
+    assert stats(crawler) == {
+        "store/new/citynews": 1,
+        "store/unavailable/citynews": 1,
+        "store/lasting/citynews": 1,
+    }
     # A URL stored before the job is an update.
     run_store(crawler, [item(url=stored_first.url, fetched_at="2026-11-21T08:00:00Z", job="job-2")])
     assert stats(crawler)["store/updated/citynews"] == 1

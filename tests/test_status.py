@@ -1623,6 +1623,31 @@ def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stor
     assert _check(capsys) == (0, "", "")
 
 
+def test_a_site_whose_store_failures_are_in_part_ones_no_wait_mends_says_how_many_were_dead_lettered_at_once(
+    rules: Path, redis_client: redis.Redis, redis_server: str
+) -> None:
+    """Failures no wait mends (a damaged week's file: ``store/lasting``) among others (a full disk): the
+    line says how many were dead-lettered at once and that the others' articles are tried again."""
+    from crawler.worker.stats import RedisStatsCollector
+
+    shutil.copy(DEMO_RULES / "demo-citynews.yaml", rules)
+    values = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
+    counters = RedisStatsCollector(get_crawler(settings_dict={**values, "REDIS_URL": redis_server}))
+    for lasting in (True, True, False):
+        counters.inc_value("store/unavailable/demo-citynews")
+        if lasting:
+            counters.inc_value("store/lasting/demo-citynews")
+    counters.flush()
+    status = build_status(redis_client, Keys("crawler"), load_rules(rules), time.time())
+    site: dict[str, Any] = status["sites"][0]
+    [reason] = [reason for reason in site["attention"] if "store" in reason]
+    assert reason.startswith("the store cannot write: 3 writes failed in the last 2 h"), reason
+    assert (
+        "; 2 of them, which no wait mends (a damaged week's file), dead-lettered at once, the others'"
+        " articles tried again, then dead-lettered (docs/operations.md" in reason
+    ), reason
+
+
 def test_a_store_locked_by_another_process_is_named_as_locked_not_as_failing(
     rules: Path, redis_client: redis.Redis, redis_server: str
 ) -> None:

@@ -187,13 +187,15 @@ def test_an_article_the_store_refused_at_its_only_attempt_says_tried_1_time(site
 @dataclass(frozen=True)
 class DamagedWeek:
     """A temp crawl of two articles into a damaged week's file (``refused``), the dead letters it left
-    (``letters``), then the file moved away, the letters requeued (``requeued``) and crawled again
-    (``again``): what was stored and dead-lettered after (``stored``, ``left``)."""
+    (``letters``) and the status's attention for the site then (``attention``), then the file moved away,
+    the letters requeued (``requeued``) and crawled again (``again``): what was stored and dead-lettered
+    after (``stored``, ``left``)."""
 
     site: Site
     corrupt: Path
     refused: subprocess.CompletedProcess[str]
     letters: list[dict[str, Any]]
+    attention: list[str]
     requeued: subprocess.CompletedProcess[str]
     again: subprocess.CompletedProcess[str]
     stored: dict[str, dict[str, Any]]
@@ -207,10 +209,13 @@ def damaged_week(site_server: SiteServer, tmp_path_factory: pytest.TempPathFacto
     corrupt = _corrupt_this_weeks_store(site.data)
     refused = site.temp("-s", "STORE_MAX_ATTEMPTS=20")
     letters = site.dead()
+    (status,) = site.status()["sites"]
     corrupt.unlink()
     requeued = site.crawler("dead", "requeue", "--site", site.name)
     again = site.temp()
-    return DamagedWeek(site, corrupt, refused, letters, requeued, again, site.stored(), site.dead())
+    return DamagedWeek(
+        site, corrupt, refused, letters, status["attention"], requeued, again, site.stored(), site.dead()
+    )
 
 
 def test_articles_a_damaged_week_refuses_are_dead_lettered_at_once_and_stored_once_requeued(
@@ -248,6 +253,17 @@ def test_articles_a_damaged_week_refuses_are_dead_lettered_at_once_and_stored_on
     assert again.returncode == 0, again.stdout + again.stderr[-4000:]
     assert sorted(damaged_week.stored) == ["/a/damaged-one", "/a/damaged-two"]
     assert damaged_week.left == []
+
+
+def test_the_status_of_a_damaged_weeks_failures_says_they_were_dead_lettered_at_once_not_tried_again(
+    damaged_week: DamagedWeek,
+) -> None:
+    """The status learns of store failures from the workers' counters: those no wait mends (a damaged
+    week's file) are counted apart, so that its line says what became of their articles (dead-lettered at
+    once), not that each is tried again."""
+    (line,) = [reason for reason in damaged_week.attention if reason.startswith("the store cannot write")]
+    assert "each article was dead-lettered at once, as no wait mends its failure" in line, line
+    assert "tried again" not in line, line
 
 
 def test_a_file_where_the_articles_folder_goes_is_named_and_the_summary_says_storing_failed(

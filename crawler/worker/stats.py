@@ -20,7 +20,8 @@ answered (stored, updated, unchanged, a repost, spooled) is kept in the hour's h
 by Redis's clock (``store/failed_at_ms``, ``store/stored_at_ms``: the latest of every worker's), so that
 the status tells a store that cannot write now from one that failed and has stored since; and of its last
 write that found a week's SQLite file locked by another process (``store/locked``, ``store/locked_at_ms``),
-so that it tells a lock from the other failures.
+so that it tells a lock from the other failures. A failure no wait mends (a damaged week's file),
+dead-lettered at once, is counted ``store/lasting`` too, so that it tells those from failures tried again.
 """
 
 from __future__ import annotations

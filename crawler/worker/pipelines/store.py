@@ -10,7 +10,8 @@ fetched again), ``store/spooled/<site>``, ``store/dropped_empty/<site>``, ``stor
 invalid article, refused alone: as its document is made, or by MongoDB for its own sake,
 :func:`crawler.store.base.refused_for_itself`, dead-lettered at once),
 ``store/unavailable/<site>`` (the store could not write: the request is deferred and tried again, or
-dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`: a batch so
+dead-lettered at once for an error no wait mends, :func:`crawler.store.base.lasting_failure`, counted
+``store/lasting/<site>`` too: a batch so
 refused is written again one article at a time, so that an article refused alone fails alone; a week's
 SQLite file locked by another process, :func:`crawler.store.base.locked_failure`, uses up no try and is
 counted ``store/locked/<site>`` too, the file, its holder and when it was first found so noted in Redis for
@@ -261,6 +262,8 @@ class StorePipeline:
             self._count(f"store/errors/{site}" if refused_for_itself(exc) else f"store/unavailable/{site}")
             if exc.locked:
                 self._count(f"store/locked/{site}")
+            if exc.lasting:
+                self._count(f"store/lasting/{site}")
             raise
         if result.outcome == "repost" and result.recorded_before:
             self._count(f"store/repost_again/{site}")
