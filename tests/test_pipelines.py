@@ -891,6 +891,56 @@ def test_a_write_of_articles_each_refused_for_its_own_sake_pauses_no_worker_and_
     assert damaged_failure is not None and "articles_2026w47.sqlite" in damaged_failure, damaged_failure
 
 
+def test_a_write_of_a_store_that_spools_that_hangs_is_said_once_as_slow_and_once_as_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that spools (MongoDB: here the SQLite store made to spool) never pauses the crawl for a slow
+    write, so a write that hung (a server answering hello but not commands: pymongo waits 30 s, then tries
+    once more) was said by nothing for 60 s. Now a write under way for SLOW_WRITE_SECONDS is said once,
+    however many batches wait behind it, and once as the writes answer again."""
+    from crawler.worker.pipelines import store as store_pipeline
+
+    monkeypatch.setattr(store_pipeline, "SLOW_WRITE_SECONDS", 0.2, raising=False)
+    crawler = make_crawler(tmp_path, STORE_BATCH_SIZE=1, STORE_FLUSH_SECONDS=0)
+    pipeline = build_from_crawler(StorePipeline, crawler)
+    answer = threading.Event()
+
+    def slow_lines() -> list[str]:
+        return [record.getMessage() for record in caplog.records if "answer" in record.getMessage()]
+
+    async def run() -> list[Article | BaseException]:
+        await pipeline.open_spider()
+        assert pipeline.store is not None
+        monkeypatch.setattr(pipeline.store, "spools", True)
+        write = pipeline.store.write
+
+        def hanging(*args: Any, **kwargs: Any) -> Any:
+            answer.wait(timeout=30)
+            return write(*args, **kwargs)
+
+        monkeypatch.setattr(pipeline.store, "write", hanging)
+        articles = [item(url=f"http://127.0.0.1:8631/citynews/{name}.html") for name in "ab"]
+        stored = asyncio.gather(*map(pipeline.process_item, articles), return_exceptions=True)
+        # Up to 2 s for the line, then 0.3 s more, past the second batch's bound, for any line more.
+        for _ in range(40):
+            if slow_lines():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        answer.set()
+        outputs = await stored
+        await pipeline.close_spider()
+        return outputs
+
+    with caplog.at_level(logging.INFO, logger="crawler.worker.pipelines.store"):
+        outputs = asyncio.run(run())
+    assert not any(isinstance(output, StoreUnavailableError) for output in outputs), outputs
+    said, ended = slow_lines()
+    assert said.startswith("SqliteStore(") and " has not answered a write for " in said, said
+    assert "s (2 articles wait for it): a server that takes commands but does not answer them" in said, said
+    assert ended.startswith("SqliteStore(") and " answers its writes again, after " in ended, ended
+
+
 def test_the_articles_waiting_for_the_store_are_counted_down_by_every_way_a_write_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,7 +33,9 @@ would only fetch pages whose articles are deferred and fetched again. A store th
 server go to the local spool, and whose spool is tried again every ``STORE_SPOOL_RETRY_SECONDS``, each try
 waiting ``MONGO_TIMEOUT_MS``) is never taken for one that cannot write for a slow write: its articles are
 stored or spooled, none deferred, so the crawl goes on at full speed; only a write that stored none of its
-articles (refused by MongoDB, or its spool's disk full) pauses it. It is said once as it begins and
+articles (refused by MongoDB, or its spool's disk full) pauses it. Its write under way for
+``SLOW_WRITE_SECONDS`` (a server answering hello but not commands) is said once, and once as its writes
+answer again. It is said once as it begins and
 once as the store writes again (:data:`store_writes_again`, which wakes the scheduler), and counted
 ``worker/store_paused`` (the worker's heartbeat carries it to the status).
 
@@ -86,6 +88,11 @@ logger = logging.getLogger(__name__)
 # and far short of the busy timeout a lock is waited for (STORE_BUSY_TIMEOUT_SECONDS, 30 s), through which
 # the worker leased and fetched some 300 pages that were all deferred (bench/chaos.py).
 STALL_SECONDS = 2.0
+# Seconds a write of a store that spools (MongoDB) may take before it is said, once, as slow: such a store
+# never pauses the crawl for a slow write (its articles are stored or spooled), so a server that answers
+# but does not write (pymongo waits its socket timeout, 30 s, and tries once more) went unsaid for 60 s.
+# A batch is written in well under a second; 10 s is past any normal write, and short of that wait.
+SLOW_WRITE_SECONDS = 10.0
 # A pause that begins within this many seconds of the last one's end (a week's file another process locks
 # again and again, a store whose writes fail and pass in turn) is counted but logged at DEBUG: one pair of
 # lines a minute at most.
@@ -150,6 +157,8 @@ class StorePipeline:
         self._handed = 0
         # Why the last write stored none of its articles (the store failed), until one stores again.
         self._failure: str | None = None
+        # When (monotonic) the writes of a store that spools were said slow, until none under way is.
+        self._slow_since: float | None = None
         # When the worker's leasing paused (holds_back), and when the last pause ended.
         self._paused_at: float | None = None
         self._resumed_at = -PAUSE_SAID_SECONDS
@@ -379,6 +388,7 @@ class StorePipeline:
         handed = time.monotonic()
         self._writing.append(handed)
         self._handed += len(batch)
+        slow = loop.call_later(SLOW_WRITE_SECONDS, self._said_slow, store) if store.spools else None
         writing = loop.run_in_executor(
             self._executor,
             _on_store_thread,
@@ -403,6 +413,9 @@ class StorePipeline:
         def settle(done: asyncio.Future[list[Written | StoreError]]) -> None:
             self._writing.remove(handed)
             self._handed -= len(batch)
+            if slow is not None:
+                slow.cancel()
+                self._slow_ended(store)
             error = None if done.cancelled() else done.exception()
             for index, (_, written, _needed, _find) in enumerate(batch):
                 if done.cancelled():
@@ -425,6 +438,30 @@ class StorePipeline:
 
         writing.add_done_callback(settle)
         await asyncio.wait([writing])
+
+    def _said_slow(self, store: Store) -> None:
+        """A write of ``store`` (one that spools) is still under way ``SLOW_WRITE_SECONDS`` after it was
+        handed to the store's thread: said once, until :meth:`_slow_ended`."""
+        if self._slow_since is not None or not self._writing:
+            return
+        self._slow_since = self._writing[0]
+        logger.warning(
+            "%r has not answered a write for %.0f s (%s wait for it): a server that takes commands but does"
+            " not answer them, or a disk that does not; the crawl goes on, its articles stored or spooled"
+            " as each write ends",
+            store,
+            time.monotonic() - self._slow_since,
+            counted(self._handed + len(self._waiting), "article"),
+        )
+
+    def _slow_ended(self, store: Store) -> None:
+        """A write settled: once no write under way has taken ``SLOW_WRITE_SECONDS``, the slow writes
+        said (:meth:`_said_slow`) are said to have ended."""
+        now = time.monotonic()
+        if self._slow_since is None or (self._writing and now - self._writing[0] >= SLOW_WRITE_SECONDS):
+            return
+        logger.info("%r answers its writes again, after %.0f s", store, now - self._slow_since)
+        self._slow_since = None
 
     async def _run(self, function: Any, *args: Any) -> Any:
         assert self._executor is not None
