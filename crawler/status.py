@@ -34,6 +34,7 @@ the queue does when requests wait and no worker is alive
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from collections import Counter
 from collections.abc import Sequence
@@ -557,6 +558,7 @@ class _SiteReads:
     lost: int  # its requests counted pending of which Redis holds none (LeasedQueue.lost), else 0
     set_aside: int  # its requests a `sites forget` cut short left set aside (LeasedQueue.set_aside_sites)
     temp: tuple[str, float | None, float | None] | None  # its last temp crawl: job, created, ended
+    unnumbered: list[str]  # the fields of its grabs' hash that hold no number, each with its fix
 
 
 # About 196 commands a site (its 192 hourly counter hashes): 50 sites are ~10,000 commands and a few MB of
@@ -567,6 +569,46 @@ SITES_PER_PIPELINE = 50
 # What a key of a site's own other than its queue and politeness (its grabs, counters, sessions, jobs) holding
 # another type does: each read or write of it fails, and the status reads it as empty.
 _UNREADABLE = "the crawler can neither read nor write it (its status shows it empty) until it is removed"
+
+# The fields of a site's grabs' hash (crawler/schedule/grabs.py) that hold a number: seconds since the epoch,
+# seconds, counts, the yield.
+_GRAB_NUMBERS = (
+    "next",
+    "last",
+    "interval",
+    "yield",
+    "grabs",
+    "deferred",
+    "visits",
+    "last_found",
+    "first_visit",
+    "waiting_since",
+)
+
+
+def _unnumbered(key: str, state: dict[str, str]) -> list[str]:
+    """The fields of the grabs' hash ``state`` (at ``key``) in :data:`_GRAB_NUMBERS` that hold no finite
+    number (edited by hand, another tool), each as a problem with its fix; they are taken out of ``state``,
+    so the status reads them as absent."""
+    unread = {
+        field: state.pop(field)
+        for field in [field for field in _GRAB_NUMBERS if field in state and not _is_number(state[field])]
+    }
+    return [
+        f"Redis key {key} has {field} {value!r}, not a number (the site's grab state, edited by hand or by"
+        " another tool): its status reads it as absent and the scheduler fails at the site's grabs (its log"
+        f" names the error); fix: redis-cli HDEL {key} {field}, or redis-cli DEL {key} to start the site's"
+        " schedule anew"
+        for field, value in unread.items()
+    ]
+
+
+def _is_number(value: str) -> bool:
+    """Whether ``value`` is a finite number as ``float`` reads it."""
+    try:
+        return math.isfinite(float(value))
+    except ValueError:
+        return False
 
 
 def _read_first(
@@ -643,6 +685,7 @@ def _read_sites(
             Counter({decoded(name): int(count) for name, count in own({}, "hash").items()}) for _ in hours
         ]
         ban, paused = _given(next(replies)), _given(next(replies))
+        unnumbered = _unnumbered(keys.grab(site), state) + _unread_ban(keys.bans, site, ban)
         temp = own(None, "string")
         sessions = [
             (decoded(held) if held else None, decoded(benched) if benched else None)
@@ -658,11 +701,12 @@ def _read_sites(
                 None if paused is None else float(paused),
                 sessions,
                 None if temp is None else decoded(temp),
+                unnumbered,
             )
         )
     pipe = server.pipeline(transaction=False)
     asked: list[tuple[str, str]] = []
-    for (site, _), (state, *_, temp) in zip(sites, first, strict=True):
+    for (site, _), (state, *_, temp, _) in zip(sites, first, strict=True):
         if temp is not None:
             asked.append((site, keys.job(temp)))
             pipe.hmget(asked[-1][1], ["created", "ended"])
@@ -683,7 +727,7 @@ def _read_sites(
     for name, count in server.hgetall(keys.pending).items():
         counted_pending[decoded(name).partition("@")[0]] += int(count)
     reads = []
-    for (state, counters, ban, paused, sessions, temp), polite, queued, aside in zip(
+    for (state, counters, ban, paused, sessions, temp, unnumbered), polite, queued, aside in zip(
         first, queue.politeness(names), queue.queued_sites(names), queue.set_aside_sites(names), strict=True
     ):
         temp_crawl = None
@@ -714,6 +758,7 @@ def _read_sites(
                 lost,
                 aside,
                 temp_crawl,
+                unnumbered,
             )
         )
     return reads
@@ -817,7 +862,7 @@ def _site(
         for name, count in sorted(recent.items())
         if name.startswith("errors/")
     }
-    attention = [wrong.problem() for wrong in read.wrong]
+    attention = [wrong.problem() for wrong in read.wrong] + read.unnumbered
     if broken is not None:
         attention.append(f"rule file has errors: {broken}: `{suggest(f'rules check {broken}')}` lists them")
     elif unread is not None:
@@ -1106,9 +1151,33 @@ def _ban(raw: bytes | None, now: float) -> dict[str, Any] | None:
         ban = json.loads(raw)
     except ValueError:
         return None
-    if not isinstance(ban, dict) or now - float(ban.get("at", 0)) > HOURS_RECENT * 3600:
+    if not _ban_read(ban) or now - float(ban["at"]) > HOURS_RECENT * 3600:
         return None
     return {**ban, "at_iso": _iso(float(ban["at"]))}
+
+
+def _ban_read(ban: object) -> bool:
+    """Whether ``ban`` (a ban record's JSON) is one a worker writes: an object with its time ``at``."""
+    if not isinstance(ban, dict) or isinstance(ban.get("at"), bool):
+        return False
+    return isinstance(ban.get("at"), int | float) and math.isfinite(ban["at"])
+
+
+def _unread_ban(key: str, site: str, raw: bytes | None) -> list[str]:
+    """The ban record ``raw`` of ``site`` (in the hash ``key``) as a problem with its fix when it is none a
+    worker writes (edited by hand, another tool), else nothing."""
+    if raw is None:
+        return []
+    try:
+        if _ban_read(json.loads(raw)):
+            return []
+    except ValueError:  # no JSON (nor UTF-8)
+        pass
+    return [
+        f"Redis key {key} has {site} {raw.decode(errors='replace')!r}, no ban record a worker writes (a JSON"
+        " object with its time at, a number): its status shows no ban of the site; fix: redis-cli HDEL"
+        f" {key} {site} (a worker writes the site's next ban anew)"
+    ]
 
 
 def _errors_rising(hours: list[Counter[str]]) -> tuple[int, float, bool]:

@@ -1579,6 +1579,46 @@ def test_status_names_a_site_whose_grab_counters_or_job_key_holds_another_type_a
     assert code == 1 and "demo-huaxia: Redis key crawler:job:j1 is a string, not a hash" in out, (out, err)
 
 
+def test_a_sites_grab_hash_field_holding_no_number_needs_attention_named_and_the_others_reported(
+    rules: Path,
+    redis_client: redis.Redis,
+    run_crawler: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A field of a site's grab hash set to no number (HSET crawler:grab:SITE next soon), or its ban record's
+    time (HSET crawler:bans SITE '{"at": "soon"}'): `status` and `status --check` failed with "ValueError:
+    could not convert string to float: 'soon'". Now each is read as absent, the site needs attention naming
+    the key, the field, its value and the fix."""
+    for name in ("demo-citynews", "demo-huaxia"):
+        shutil.copy(DEMO_RULES / f"{name}.yaml", rules)
+    keys = Keys("crawler")
+    _beat(redis_client, "h:1", time.time())
+    redis_client.hset(keys.grab("demo-huaxia"), mapping={"next": "soon", "last": "1.5", "yield": "inf"})
+    redis_client.hset(keys.grab("demo-citynews"), mapping={"next": str(time.time() + 600), "grabs": "2"})
+    redis_client.hset(keys.bans, "demo-huaxia", json.dumps({"at": "soon"}))
+    code, out, err = _check(capsys)
+    assert (code, err) == (1, ""), err
+    key = keys.grab("demo-huaxia")
+    assert out.splitlines() == [
+        *(
+            f"demo-huaxia: Redis key {key} has {field} {value!r}, not a number (the site's grab state, edited"
+            " by hand or by another tool): its status reads it as absent and the scheduler fails at the"
+            f" site's grabs (its log names the error); fix: redis-cli HDEL {key} {field}, or redis-cli DEL"
+            f" {key} to start the site's schedule anew"
+            for field, value in (("next", "soon"), ("yield", "inf"))
+        ),
+        'demo-huaxia: Redis key crawler:bans has demo-huaxia \'{"at": "soon"}\', no ban record a worker'
+        " writes (a JSON object with its time at, a number): its status shows no ban of the site; fix:"
+        " redis-cli HDEL crawler:bans demo-huaxia (a worker writes the site's next ban anew)",
+    ], out
+    report = json.loads(run_crawler("status", "--format", "json"))
+    sites = {site["site"]: site for site in report["sites"]}
+    assert (sites["demo-huaxia"]["next_grab"], sites["demo-huaxia"]["yield"]) == (None, None)
+    assert sites["demo-huaxia"]["last_grab"] == "1970-01-01T00:00:01Z"
+    assert (sites["demo-citynews"]["attention"], sites["demo-citynews"]["grabs"]) == ([], 2)
+    assert "demo-huaxia" in run_crawler("status")
+
+
 def test_a_site_whose_store_writes_fail_needs_attention_until_an_article_is_stored_after_them(
     rules: Path,
     redis_client: redis.Redis,
