@@ -1298,5 +1298,5 @@ def test_one_sites_broken_grab_state_is_that_sites_alone_said_once_the_other_sit
     assert [r.getMessage() for r in caplog.records if "works again" in r.getMessage()] == [
         "demo-citynews: its grab works again, after ValueError: could not convert string to float:"
         " 'twenty minutes'",
-        "demo-huaxia: its grab works again, after ValueError: could not convert string to float: b'soon'",
+        "demo-huaxia: its grab works again, after ValueError: could not convert string to float: 'soon'",
     ]

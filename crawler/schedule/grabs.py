@@ -425,7 +425,7 @@ class GrabScheduler:
     def _ahead(self, last: str | bytes | None, now: float) -> bool:
         """Whether the last grab ``last`` is more than a tick ahead of the clock (see 6. of the module's
         docstring)."""
-        return last is not None and float(last) > now + self.tick_seconds
+        return last is not None and float(decoded(last)) > now + self.tick_seconds
 
     def _rebase_if_ahead(self, rule: Rule, state: dict[str, str], now: float) -> None:
         """A last grab ahead of the clock (set back: it ran ahead, NTP set it right) would hold the next
@@ -598,7 +598,8 @@ class GrabScheduler:
                 else:
                     due = cron_after(rule.cron, now)
                     # A grab due under this cron is the tick's to queue; one due under an every is moved.
-                    if due == float(recorded) or (float(recorded) <= now and claimed in (None, b"cron")):
+                    recorded_due = float(decoded(recorded))
+                    if due == recorded_due or (recorded_due <= now and claimed in (None, b"cron")):
                         continue
                 if (
                     not self._plan(keys=[key], args=[recorded or b"", f"{due:.3f}", f"{now:.3f}"])
@@ -618,7 +619,8 @@ class GrabScheduler:
         period = period_of(rule)
         if claimed is None or decoded(claimed) == period:
             return None
-        due = max(float(self.server.hget(key, "last") or now) + float(period), now)
+        last = self.server.hget(key, "last")
+        due = max((now if last is None else float(decoded(last))) + float(period), now)
         if not self._reperiod(keys=[key], args=[claimed, period, f"{due:.3f}", f"{now:.3f}"]) or due <= now:
             return None
         return Planned(rule.site, due, first=False)
