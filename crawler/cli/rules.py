@@ -43,6 +43,7 @@ from crawler.rules import (
     rule_sites,
 )
 from crawler.rules.access import global_proxies
+from crawler.rules.addresses import blocked_reason
 from crawler.rules.api import ApiError, ApiItemsError, ApiPage, ApiRule, json_text
 from crawler.rules.draft import (
     TITLE_SAMPLES,
@@ -63,7 +64,6 @@ from crawler.rules.model import DiscoverRule, ListingKind, SearchRule
 from crawler.rules.sitemaps import NotASitemapError, Sitemap, SitemapError, read_sitemap
 from crawler.rules.zones import zone_name
 from crawler.settings import QREAD_ALGORITHM, SCHEDULE_TICK_SECONDS
-from crawler.worker.netguard import blocked_reason
 from crawler.worker.pipelines.clean import clean_line
 from extractors.documents import DocumentError, document_kind, read_document
 from extractors.encoding import Decoded

@@ -45,6 +45,7 @@ from w3lib.url import safe_url_string
 
 from crawler.config import ALLOW_PRIVATE_NETWORKS_ENV
 from crawler.errors import redacted
+from crawler.rules.addresses import blocked_reason
 
 __all__ = [
     "ALLOW_HINT",
@@ -57,7 +58,6 @@ __all__ = [
     "UnfollowedRedirect",
     "UnfollowedRedirectMiddleware",
     "blocked_by_guard",
-    "blocked_reason",
     "private_allowed",
     "redirect_target",
     "unfollowed_redirect",
@@ -74,26 +74,6 @@ class BlockedRequest(IgnoreRequest):
         super().__init__(f"refusing {url}: {reason}")
         self.url = url
         self.reason = reason
-
-
-def blocked_reason(address: str) -> str | None:
-    """Why ``address`` may not be fetched (``"a loopback address"``), ``None`` when it is public."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.is_loopback:
-        return "a loopback address"
-    if ip.is_link_local:
-        return "a link-local address"
-    if ip.is_unspecified:
-        return "the unspecified address"
-    if ip.is_multicast:
-        return "a multicast address"
-    if ip.is_private:
-        return "a private address"
-    if ip.is_reserved or not ip.is_global:
-        return "a reserved address, not globally routable"
-    return None
 
 
 def private_allowed(host: str, domains: Iterable[str]) -> bool:
