@@ -1212,6 +1212,51 @@ def test_another_programs_database_at_a_weeks_name_is_refused_naming_it_and_left
     app.close()
 
 
+class _SchemaCommittedAfterFirstRead:
+    """A connection whose first statement is followed by another process's commit of a new week's schema
+    (``commit``): the moment two processes opening a new week's file meet."""
+
+    def __init__(self, connection: sqlite3.Connection, commit: Any) -> None:
+        self.connection, self.commit, self.reads = connection, commit, 0
+
+    def execute(self, sql: str) -> _Rows:
+        rows = _Rows(self.connection.execute(sql).fetchall())  # its read ended: no lock held
+        self.reads += 1
+        if self.reads == 1:
+            self.commit()
+        return rows
+
+
+class _Rows(list[tuple[Any, ...]]):
+    """A statement's rows, read to the end: a cursor's ``fetchone`` and iteration."""
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self[0] if self else None
+
+
+def test_a_new_weeks_file_whose_schema_another_process_commits_as_it_is_opened_is_no_other_programs(
+    tmp_path: Path,
+) -> None:
+    """A new week's file opened as another process commits its tables and schema version (one transaction):
+    the version was read before that commit and the tables after it, and the week was refused as "another
+    program's SQLite database" (a fresh-clone CI: one of six processes opening 30 new files together)."""
+    from crawler.store.sqlite import _check_article_store
+
+    with SqliteStore(tmp_path) as store:
+        path = store.path("2026w47")
+        path.parent.mkdir(parents=True)
+        opening = sqlite3.connect(path)
+        try:
+            other = _SchemaCommittedAfterFirstRead(
+                opening, lambda: store.upsert(article("http://news.test/first", "2026-11-20T10:00:00Z"))
+            )
+            _check_article_store(other, path)  # type: ignore[arg-type]
+            assert other.reads == 1, "the version and the tables in one statement"
+        finally:
+            opening.close()
+        assert store.count() == 1
+
+
 def test_last_weeks_file_deleted_under_a_writing_store_leaves_this_weeks_writes_stored(
     tmp_path: Path,
 ) -> None:

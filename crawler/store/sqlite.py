@@ -1432,10 +1432,14 @@ def _check_article_store(connection: sqlite3.Connection, path: Path) -> None:
     """A DamagedWeekError when the file ``path`` at a week's name holds tables but no schema version: another
     program's database (put there by `mv` or `cp`), which opening would switch to WAL mode and write the
     crawler's tables into, its articles beside that program's tables. The crawler makes a week's file with
-    its tables and its version in one transaction. One read of the file's header, as it is opened."""
-    if connection.execute("PRAGMA user_version").fetchone()[0]:
-        return
-    query = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4"
+    its tables and its version in one transaction, which another process may commit as this one opens the
+    file: the version and the tables are read in one statement, one snapshot of the file (read apart, a
+    version of 0 read before that commit and its tables after it took the new week for another program's
+    file). One read of the file's header, as it is opened."""
+    query = (
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+        " AND (SELECT user_version FROM pragma_user_version) = 0 ORDER BY name LIMIT 4"
+    )
     names = [name for (name,) in connection.execute(query)]
     if names:
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
