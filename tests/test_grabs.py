@@ -1300,3 +1300,17 @@ def test_one_sites_broken_grab_state_is_that_sites_alone_said_once_the_other_sit
         " 'twenty minutes'",
         "demo-huaxia: its grab works again, after ValueError: could not convert string to float: 'soon'",
     ]
+
+
+def test_the_grabs_to_come_leave_out_a_site_whose_recorded_time_is_no_number(
+    redis_client: redis.Redis, rules: dict[str, Rule]
+) -> None:
+    """`crawler schedule --once` with nothing due lists the grabs to come (GrabScheduler.upcoming): a grab
+    hash whose `next` was edited to no number ended it in a traceback, after its tick had said the site's
+    fault and grabbed the others. That site is left out of the list, the others listed."""
+    keys = Keys(PREFIX)
+    broken, sound = rules["demo-citynews"], rules["demo-techdaily"]
+    redis_client.hset(keys.grab(broken.site), "next", "soon")
+    redis_client.hset(keys.grab(sound.site), "next", "1796515200.000")
+    scheduler = GrabScheduler(redis_client, keys)
+    assert scheduler.upcoming([broken, sound]) == [(1796515200.0, "demo-techdaily")]

@@ -627,16 +627,18 @@ class GrabScheduler:
 
     def upcoming(self, rules: Iterable[Rule]) -> list[tuple[float, str]]:
         """The next grab recorded of each of ``rules`` that has one (a rule with ``every`` or ``cron``,
-        planned or grabbed already), as ``(epoch seconds, site)``, the earliest first."""
+        planned or grabbed already), as ``(epoch seconds, site)``, the earliest first; one whose recorded
+        time is no number (its grab hash edited by hand, which the tick says of the site) is left out."""
         rules = self.readable(rules)
         pipe = self.server.pipeline(transaction=False)
         for rule in rules:
             pipe.hget(self.keys.grab(rule.site), "next")
-        return sorted(
-            (float(due), rule.site)
-            for rule, due in zip(rules, pipe.execute(), strict=True)
-            if due is not None and (rule.every or rule.cron)
-        )
+        upcoming = []
+        for rule, due in zip(rules, pipe.execute(), strict=True):
+            if due is not None and (rule.every or rule.cron):
+                with contextlib.suppress(ValueError):
+                    upcoming.append((float(decoded(due)), rule.site))
+        return sorted(upcoming)
 
     def _boost(self, state: dict[str, str]) -> int:
         """Priority over other sites' grabs: the site's yield (0 to 1) times ``yield_boost``; a site never
