@@ -1302,6 +1302,24 @@ def test_one_sites_broken_grab_state_is_that_sites_alone_said_once_the_other_sit
     ]
 
 
+def test_crawler_schedule_once_of_a_site_whose_grab_time_is_no_number_says_no_time_can_be_read(
+    redis_server: str, redis_client: redis.Redis, tmp_path: Path
+) -> None:
+    """`crawler schedule --once` of one cron rule whose grab hash's `next` was edited to no number: the
+    tick says the site's fault (stderr) and grabs nothing; the last line said "no rule has a schedule",
+    which the rule has. It now says no next grab recorded can be read."""
+    text = (DEMO_RULES / "demo-citynews.yaml").read_text("utf-8")
+    (tmp_path / "nightly.yaml").write_text(text.replace("every: 20m", 'cron: "0 3 * * *"'), "utf-8")
+    redis_client.hset(Keys(PREFIX).grab("nightly"), "next", "soon")
+    env = {key: value for key, value in os.environ.items() if key != "MONGO_URI"}
+    env.update(REDIS_URL=redis_server, CRAWLER_RULES_DIR=str(tmp_path))
+    command = [sys.executable, "-m", "crawler.cli", "schedule", "--once"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "nothing due: no next grab recorded that can be read (the lines above say why)\n"
+    assert "nightly: no grab of it while its grab meets an unexpected error" in done.stderr, done.stderr
+
+
 def test_the_grabs_to_come_leave_out_a_site_whose_recorded_time_is_no_number(
     redis_client: redis.Redis, rules: dict[str, Rule]
 ) -> None:

@@ -886,7 +886,7 @@ def run_schedule_command(args: argparse.Namespace) -> int:
                 resume = suggest(f"sites resume {site}")
                 print(f"{site} is paused: no grab of it queued (`{resume}` resumes it)")
             if not queued and not waiting:
-                print(_nothing_due(scheduler.upcoming(rules)))
+                print(_nothing_due(scheduler.upcoming(rules), any(rule.every or rule.cron for rule in rules)))
             alive = workers_alive(scheduler.server, scheduler.keys)
             if (idle := no_worker(queued, alive, "grab")) is not None:
                 print(idle)
@@ -905,9 +905,12 @@ def run_schedule_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _nothing_due(upcoming: list[tuple[float, str]]) -> str:
-    """What ``schedule --once`` says when no grab was due: when each site's next grab is."""
+def _nothing_due(upcoming: list[tuple[float, str]], scheduled: bool) -> str:
+    """What ``schedule --once`` says when no grab was due: when each site's next grab is; ``scheduled``:
+    whether any rule has a schedule (a paused site's, or one whose grab time is no number, has no time)."""
     if not upcoming:
+        if scheduled:
+            return "nothing due: no next grab recorded that can be read (the lines above say why)"
         return "nothing due: no rule has a schedule (every or cron)"
     grabs = "grabs" if len(upcoming) > 1 else "grab"
     return f"nothing due: the next {grabs} at " + ", ".join(f"{when(due)} ({site})" for due, site in upcoming)
