@@ -44,6 +44,7 @@ __all__ = [
     "hash_of",
     "lost_while",
     "may_run",
+    "read_wrong_as",
     "refused_command",
     "resolve_redis_url",
     "script",
@@ -680,3 +681,12 @@ def script(server: redis.Redis, text: str) -> Script:
 def hash_of(server: redis.Redis, key: str) -> dict[str, str]:
     """The hash at ``key`` (HGETALL) with its fields and values as text; empty when there is none."""
     return {decoded(field): decoded(value) for field, value in server.hgetall(key).items()}
+
+
+def read_wrong_as(replies: list[Any], default: Any) -> list[Any]:
+    """A pipeline's ``replies``, each WRONGTYPE error read as ``default`` (a key someone overwrote with
+    another type, which `crawler status` names); any other error raised."""
+    for reply in replies:
+        if isinstance(reply, redis.ResponseError) and "WRONGTYPE" not in str(reply):
+            raise reply
+    return [default if isinstance(reply, redis.ResponseError) else reply for reply in replies]

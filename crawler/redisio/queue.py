@@ -79,7 +79,7 @@ import redis
 from crawler.errors import CrawlerError
 from crawler.keys import SEEN_ALREADY, SKIP_PREFIX, Keys, hour_of
 from crawler.redisio.clock import shared_now
-from crawler.redisio.connection import decoded, hash_of
+from crawler.redisio.connection import decoded, hash_of, read_wrong_as
 from crawler.settings import SCHEDULE_JOB_KEEP_HOURS, SUPERVISION_KEEP_HOURS
 
 __all__ = [
@@ -1926,7 +1926,7 @@ class LeasedQueue:
         with self.server.pipeline(transaction=False) as pipe:
             for slot in (slot for of_site in slots for slot in of_site):
                 pipe.zcard(key_of(slot))
-            sizes = iter(_read_wrong_as(pipe.execute(raise_on_error=False), 0))
+            sizes = iter(read_wrong_as(pipe.execute(raise_on_error=False), 0))
         return [sum(int(next(sizes)) for _ in of_site) for of_site in slots]
 
     def wrong_keys(self, sites: Sequence[str]) -> dict[str, list[WrongKey]]:
@@ -1999,7 +1999,7 @@ class LeasedQueue:
                     "until",
                     "reason",
                 )
-            replies = _read_wrong_as(pipe.execute(raise_on_error=False), [None] * 6)
+            replies = read_wrong_as(pipe.execute(raise_on_error=False), [None] * 6)
         shown = []
         for site, reply in zip(chosen, replies, strict=True):
             delay, crawl_delay, concurrency, inflight, until, reason = (
@@ -2566,12 +2566,3 @@ def _url_and_slot(member: str) -> tuple[str | None, str | None]:
     meta = meta if isinstance(meta, dict) else {}
     url, slot = request.get("url"), meta.get("slot") or meta.get("site")
     return (url if isinstance(url, str) and url else None), (slot if isinstance(slot, str) else None)
-
-
-def _read_wrong_as(replies: list[Any], default: Any) -> list[Any]:
-    """A pipeline's ``replies``, each WRONGTYPE error read as ``default`` (a site's key someone overwrote
-    with another type: :meth:`LeasedQueue.wrong_keys` names it); any other error raised."""
-    for reply in replies:
-        if isinstance(reply, redis.ResponseError) and "WRONGTYPE" not in str(reply):
-            raise reply
-    return [default if isinstance(reply, redis.ResponseError) else reply for reply in replies]

@@ -107,7 +107,14 @@ from crawler import settings as defaults
 from crawler.commandline import TOLD, counted, span
 from crawler.keys import Keys
 from crawler.redisio.clock import redis_clock
-from crawler.redisio.connection import SteadyWrites, decoded, hash_of, turned_away, writes_refused
+from crawler.redisio.connection import (
+    SteadyWrites,
+    decoded,
+    hash_of,
+    read_wrong_as,
+    turned_away,
+    writes_refused,
+)
 from crawler.redisio.queue import LeasedQueue
 from crawler.redisio.since import DataMarker
 from crawler.redisio.workers import pid_space
@@ -477,9 +484,7 @@ class GrabScheduler:
                 pipe.get(key)
             else:
                 pipe.hget(key, field)
-            (value,) = pipe.execute(raise_on_error=False)
-        if isinstance(value, redis.ResponseError) and not str(value).startswith("WRONGTYPE"):
-            raise value
+            (value,) = read_wrong_as(pipe.execute(raise_on_error=False), None)
         return value if isinstance(value, bytes) else None
 
     def unfinished(self, job: str) -> int:
